@@ -1,0 +1,2 @@
+pub mod aabb;
+pub mod math;
