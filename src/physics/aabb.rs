@@ -19,7 +19,10 @@ impl Aabb {
     }
 
     pub fn from_center_half_extents(c: Vec3, h: Vec3) -> Self {
-        Self { min: c - h, max: c + h }
+        Self {
+            min: c - h,
+            max: c + h,
+        }
     }
 
     #[inline]

@@ -1,2 +1,4 @@
 pub mod aabb;
+pub mod collision;
 pub mod math;
+pub mod shape;
