@@ -93,3 +93,83 @@ impl Manifold {
         m
     }
 }
+
+/// Most vertices a support feature can carry (a hull face with more is
+/// reduced to this many by its builder).
+pub const MAX_FEATURE_POINTS: usize = 16;
+
+/// The feature of a shape that supports it in a direction, in world space: a
+/// vertex (1 point), an edge (2) or a face polygon (3+, counter-clockwise seen
+/// from outside). `ids[i]` names vertex i for feature ids; `face` names the
+/// face (or edge) as a whole.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SupportFeature {
+    pub count: usize,
+    pub points: [Vec3; MAX_FEATURE_POINTS],
+    pub ids: [u8; MAX_FEATURE_POINTS],
+    pub face: u8,
+}
+
+impl Default for SupportFeature {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            points: [Vec3::ZERO; MAX_FEATURE_POINTS],
+            ids: [0; MAX_FEATURE_POINTS],
+            face: 0,
+        }
+    }
+}
+
+impl SupportFeature {
+    pub fn push(&mut self, p: Vec3, id: u8) {
+        if self.count < MAX_FEATURE_POINTS {
+            self.points[self.count] = p;
+            self.ids[self.count] = id;
+            self.count += 1;
+        }
+    }
+    pub fn points(&self) -> &[Vec3] {
+        &self.points[..self.count]
+    }
+}
+
+/// Builds a manifold from the support feature `fa` of A (in direction
+/// `normal`) and `fb` of B (in direction −`normal`), `normal` pointing from A
+/// to B. The features are of the cores; radii push the surface points out.
+/// Points farther apart than `speculative` are dropped.
+///
+/// PLACEHOLDER until the clipping routine lands: keeps the single closest pair.
+pub fn clip_features(
+    fa: &SupportFeature,
+    fb: &SupportFeature,
+    normal: Vec3,
+    radius_a: f32,
+    radius_b: f32,
+    speculative: f32,
+) -> Manifold {
+    let mut m = Manifold::new(normal);
+    let mut best: Option<ContactPoint> = None;
+    for (i, &pa) in fa.points().iter().enumerate() {
+        for (j, &pb) in fb.points().iter().enumerate() {
+            let sep = (pb - pa).dot(normal) - radius_a - radius_b;
+            if sep <= speculative && best.is_none_or(|b| sep < b.separation) {
+                best = Some(ContactPoint {
+                    point_a: pa + normal * radius_a,
+                    point_b: pb - normal * radius_b,
+                    separation: sep,
+                    id: FeatureId::new(
+                        FeatureKind::Vertex,
+                        fa.ids[i],
+                        FeatureKind::Vertex,
+                        fb.ids[j],
+                    ),
+                });
+            }
+        }
+    }
+    if let Some(b) = best {
+        m.push(b);
+    }
+    m
+}

@@ -77,3 +77,17 @@ impl ConvexHull {
         MassProperties::INFINITE
     }
 }
+
+impl ConvexHull {
+    /// The feature supporting the hull in local direction `d`, in world space
+    /// for `pose`. PLACEHOLDER: the support vertex only.
+    pub fn support_feature(
+        &self,
+        pose: &Pose,
+        d: Vec3,
+    ) -> crate::physics::collision::manifold::SupportFeature {
+        let mut f = crate::physics::collision::manifold::SupportFeature::default();
+        f.push(pose.transform_point(self.support(d)), 0);
+        f
+    }
+}
