@@ -1,0 +1,117 @@
+//! Contacts between pairs of bodies: the manifold, the impulses carried from
+//! frame to frame (the contact cache, matched by feature id), and the state
+//! needed for begin/end events.
+
+use super::collision::{FeatureId, Manifold, PairCache};
+use super::solver::PointImpulse;
+use std::collections::HashMap;
+
+/// Separation (m) under which a point counts as touching (for events and
+/// islands); points farther apart are speculative.
+pub const TOUCH_SLOP: f32 = 0.005;
+
+#[derive(Clone, Debug, Default)]
+pub struct Contact {
+    /// Slot indices of the two bodies, `a < b`.
+    pub a: u32,
+    pub b: u32,
+    pub manifold: Manifold,
+    /// Warm-start impulses, one per manifold point.
+    pub impulses: [PointImpulse; 4],
+    /// Normal impulse applied during the last step, per point.
+    pub total_impulse: [f32; 4],
+    pub cache: PairCache,
+    pub friction: f32,
+    pub restitution: f32,
+    pub touching: bool,
+    pub was_touching: bool,
+    /// Set when the narrow phase ran this step.
+    pub updated: bool,
+    /// Set when the pair was still reported by the broad phase this step.
+    pub alive: bool,
+}
+
+impl Contact {
+    /// Installs a new manifold, carrying each point's impulses over from the
+    /// old point with the same feature id (the rest start at zero).
+    pub fn set_manifold(&mut self, m: Manifold) {
+        let mut carried = [PointImpulse::default(); 4];
+        for (i, p) in m.points().iter().enumerate() {
+            if let Some(j) = find(&self.manifold, p.id) {
+                carried[i] = self.impulses[j];
+            }
+        }
+        self.manifold = m;
+        self.impulses = carried;
+        self.touching = m.points().iter().any(|p| p.separation < TOUCH_SLOP);
+    }
+
+    /// Total normal impulse of the last step over all points.
+    pub fn normal_impulse(&self) -> f32 {
+        self.total_impulse[..self.manifold.count].iter().sum()
+    }
+}
+
+fn find(m: &Manifold, id: FeatureId) -> Option<usize> {
+    m.points().iter().position(|p| p.id == id)
+}
+
+/// All contacts, stored densely in a deterministic order with a pair index.
+#[derive(Clone, Debug, Default)]
+pub struct ContactSet {
+    pub contacts: Vec<Contact>,
+    index: HashMap<(u32, u32), usize>,
+}
+
+impl ContactSet {
+    pub fn len(&self) -> usize {
+        self.contacts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.contacts.is_empty()
+    }
+
+    pub fn get(&self, a: u32, b: u32) -> Option<&Contact> {
+        let key = (a.min(b), a.max(b));
+        self.index.get(&key).map(|&i| &self.contacts[i])
+    }
+
+    /// The contact of a pair, created when missing.
+    pub fn entry(&mut self, a: u32, b: u32, friction: f32, restitution: f32) -> &mut Contact {
+        let key = (a.min(b), a.max(b));
+        let i = *self.index.entry(key).or_insert_with(|| {
+            self.contacts.push(Contact {
+                a: key.0,
+                b: key.1,
+                friction,
+                restitution,
+                ..Default::default()
+            });
+            self.contacts.len() - 1
+        });
+        &mut self.contacts[i]
+    }
+
+    /// Removes every contact for which `keep` is false, in a stable order,
+    /// returning the removed ones.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Contact) -> bool) -> Vec<Contact> {
+        let mut removed = Vec::new();
+        let mut kept = Vec::with_capacity(self.contacts.len());
+        for c in self.contacts.drain(..) {
+            if keep(&c) {
+                kept.push(c);
+            } else {
+                removed.push(c);
+            }
+        }
+        self.contacts = kept;
+        if !removed.is_empty() {
+            self.index.clear();
+            for (i, c) in self.contacts.iter().enumerate() {
+                self.index.insert((c.a, c.b), i);
+            }
+        }
+        removed
+    }
+}

@@ -1,0 +1,855 @@
+//! The world: bodies, contacts and the step pipeline.
+
+use super::aabb::Aabb;
+use super::body::Body;
+use super::broad_phase::BroadPhase;
+use super::collision::{self, Manifold};
+use super::contact::{Contact, ContactSet};
+use super::events::{ContactEvent, ContactEventKind};
+use super::island::{SleepSettings, UnionFind};
+use super::math::{Pose, Quat, Vec3};
+use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
+use super::set::{BodyHandle, BodySet};
+use super::shape::ShapeKind;
+use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Everything that tunes a world's step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldSettings {
+    pub gravity: Vec3,
+    /// Step length (s).
+    pub dt: f32,
+    pub solver: SolverSettings,
+    pub sleep: SleepSettings,
+    /// Pairs closer than this (plus their motion in a step) get speculative
+    /// contact points (m).
+    pub speculative_distance: f32,
+    /// Broad-phase boxes are enlarged by this so small motions need no update (m).
+    pub aabb_margin: f32,
+}
+
+impl Default for WorldSettings {
+    fn default() -> Self {
+        Self {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            dt: 1.0 / 60.0,
+            solver: SolverSettings::default(),
+            sleep: SleepSettings::default(),
+            speculative_distance: 0.02,
+            aabb_margin: 0.05,
+        }
+    }
+}
+
+/// Wall-clock time of each stage of the last step (ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct StepProfile {
+    pub broad_phase: f32,
+    pub narrow_phase: f32,
+    pub continuous: f32,
+    pub solve: f32,
+    pub islands: f32,
+    pub events: f32,
+    pub total: f32,
+}
+
+/// A ray hit from [`World::raycast`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldRayHit {
+    pub body: u64,
+    pub distance: f32,
+    pub point: Vec3,
+    pub normal: Vec3,
+}
+
+pub struct World {
+    pub name: String,
+    pub tick_hz: f64,
+    pub settings: WorldSettings,
+    bodies: BodySet,
+    ids: HashMap<u64, BodyHandle>,
+    next_id: u64,
+    broad: BroadPhase,
+    /// Slot indices of plane bodies (they never enter the broad phase).
+    planes: Vec<u32>,
+    contacts: ContactSet,
+    events: Vec<ContactEvent>,
+    pending_events: Vec<ContactEvent>,
+    moved: Vec<u64>,
+    pending_moved: Vec<u64>,
+    tick: u64,
+    time: f64,
+    profile: StepProfile,
+    next_island: u32,
+    // Scratch memory reused every step.
+    solver_bodies: Vec<SolverBody>,
+    solver_index: Vec<u32>,
+    constraints: Vec<ContactConstraint>,
+    constraint_contact: Vec<usize>,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new(WorldSettings::default())
+    }
+}
+
+impl World {
+    pub fn new(settings: WorldSettings) -> Self {
+        Self {
+            name: "world".into(),
+            tick_hz: (1.0 / settings.dt) as f64,
+            settings,
+            bodies: BodySet::new(),
+            ids: HashMap::new(),
+            next_id: 1,
+            broad: BroadPhase::new(),
+            planes: Vec::new(),
+            contacts: ContactSet::default(),
+            events: Vec::new(),
+            pending_events: Vec::new(),
+            moved: Vec::new(),
+            pending_moved: Vec::new(),
+            tick: 0,
+            time: 0.0,
+            profile: StepProfile::default(),
+            next_island: 1,
+            solver_bodies: Vec::new(),
+            solver_index: Vec::new(),
+            constraints: Vec::new(),
+            constraint_contact: Vec::new(),
+        }
+    }
+
+    /// Builds a world from a scene; bodies get the scene's ids, or 1, 2, 3, …
+    /// in file order. Errors are one line.
+    pub fn from_scene(scene: &Scene) -> Result<World, String> {
+        scene.validate()?;
+        let w = &scene.world;
+        let settings = WorldSettings {
+            gravity: Vec3::from_array(w.gravity),
+            dt: (1.0 / w.tick_hz) as f32,
+            ..Default::default()
+        };
+        let mut world = World::new(settings);
+        world.name = w.name.clone();
+        world.tick_hz = w.tick_hz;
+        world.tick = w.tick.unwrap_or(0);
+        world.time = w.time.unwrap_or(0.0);
+        for (i, spec) in scene.bodies.iter().enumerate() {
+            let id = spec.id.unwrap_or(world.next_id);
+            if world.ids.contains_key(&id) || id == 0 {
+                return Err(format!("bodies[{i}]: duplicate or zero id {id}"));
+            }
+            world.next_id = world.next_id.max(id + 1);
+            world
+                .insert_body(spec, id)
+                .map_err(|e| format!("bodies[{i}]: {e}"))?;
+            if spec.sleeping == Some(true) {
+                let h = world.ids[&id];
+                let island = world.next_island;
+                world.next_island += 1;
+                if let Some(b) = world.bodies.get_mut(h) {
+                    if b.is_dynamic() {
+                        b.sleeping = true;
+                        b.island = island;
+                    }
+                }
+            }
+        }
+        Ok(world)
+    }
+
+    /// The world as a scene: bodies with ids and state, tick and time.
+    pub fn snapshot(&self) -> Scene {
+        Scene {
+            world: WorldSpec {
+                name: self.name.clone(),
+                tick_hz: self.tick_hz,
+                gravity: self.settings.gravity.to_array(),
+                tick: Some(self.tick),
+                time: Some(self.time),
+            },
+            bodies: self.bodies.iter().map(|(_, b)| b.to_spec()).collect(),
+            cables: Vec::new(),
+        }
+    }
+
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    pub fn profile(&self) -> StepProfile {
+        self.profile
+    }
+    pub fn body_count(&self) -> usize {
+        self.bodies.len()
+    }
+    pub fn contact_count(&self) -> usize {
+        self.contacts.len()
+    }
+    /// Contact events of the last step (and of edits applied before it).
+    pub fn contact_events(&self) -> &[ContactEvent] {
+        &self.events
+    }
+    /// Wire ids of the bodies whose state changed in the last step.
+    pub fn moved_bodies(&self) -> &[u64] {
+        &self.moved
+    }
+
+    pub fn set_gravity(&mut self, g: Vec3) {
+        self.settings.gravity = g;
+        self.wake_all();
+    }
+
+    /// Sets the tick rate; the step length follows it.
+    pub fn set_tick_hz(&mut self, hz: f64) {
+        self.tick_hz = hz;
+        self.settings.dt = (1.0 / hz) as f32;
+    }
+
+    pub fn body(&self, id: u64) -> Option<&Body> {
+        self.bodies.get(*self.ids.get(&id)?)
+    }
+
+    /// Bodies in a deterministic order.
+    pub fn bodies(&self) -> impl Iterator<Item = &Body> {
+        self.bodies.iter().map(|(_, b)| b)
+    }
+
+    /// Adds a body; returns its wire id.
+    pub fn add_body(&mut self, spec: &BodySpec) -> Result<u64, String> {
+        let id = self.next_id;
+        self.insert_body(spec, id)?;
+        self.next_id += 1;
+        Ok(id)
+    }
+
+    fn insert_body(&mut self, spec: &BodySpec, id: u64) -> Result<(), String> {
+        let body = Body::from_spec(spec, id)?;
+        let is_plane = body.shape.is_plane();
+        let aabb = body.shape.aabb(&body.pose);
+        let h = self.bodies.insert(body);
+        self.ids.insert(id, h);
+        if is_plane {
+            self.planes.push(h.index);
+        } else {
+            self.broad
+                .insert(h.index, aabb.expanded(self.settings.aabb_margin));
+        }
+        self.pending_moved.push(id);
+        Ok(())
+    }
+
+    /// Removes a body; wakes what touched it. False when the id is unknown.
+    pub fn remove_body(&mut self, id: u64) -> bool {
+        let Some(h) = self.ids.remove(&id) else {
+            return false;
+        };
+        let index = h.index;
+        let mut touched = Vec::new();
+        let removed = self.contacts.retain(|c| c.a != index && c.b != index);
+        for c in &removed {
+            touched.push(if c.a == index { c.b } else { c.a });
+            if c.touching {
+                self.pending_events.push(self.end_event(c));
+            }
+        }
+        for t in touched {
+            self.wake_index(t);
+        }
+        self.planes.retain(|&p| p != index);
+        if self.broad.contains(index) {
+            self.broad.remove(index);
+        }
+        self.bodies.remove(h);
+        true
+    }
+
+    /// Edits a body's state (any field None is left alone) and wakes it.
+    pub fn edit_body(
+        &mut self,
+        id: u64,
+        position: Option<Vec3>,
+        rotation: Option<Quat>,
+        linear_velocity: Option<Vec3>,
+        angular_velocity: Option<Vec3>,
+    ) -> Result<(), String> {
+        for (name, v) in [
+            ("position", position),
+            ("linear_velocity", linear_velocity),
+            ("angular_velocity", angular_velocity),
+        ] {
+            if let Some(v) = v {
+                if !v.is_finite() || v.abs().max_element() > MAX_COORD {
+                    return Err(format!("{name} must be finite and within ±{MAX_COORD}"));
+                }
+            }
+        }
+        if let Some(q) = rotation {
+            if !q.is_finite() || q.length() < 1e-6 {
+                return Err("rotation must be a finite non-zero quaternion".into());
+            }
+        }
+        let h = *self.ids.get(&id).ok_or_else(|| format!("no body {id}"))?;
+        let b = self.bodies.get_mut(h).expect("id map and arena agree");
+        if b.is_static() && (linear_velocity.is_some() || angular_velocity.is_some()) {
+            return Err("a static body has no velocity; make it kinematic".into());
+        }
+        let mut pose = b.pose;
+        if let Some(p) = position {
+            pose.position = p;
+        }
+        if let Some(q) = rotation {
+            pose.rotation = q.normalize();
+        }
+        b.set_pose(pose);
+        if let Some(v) = linear_velocity {
+            b.linear_velocity = v;
+        }
+        if let Some(w) = angular_velocity {
+            b.angular_velocity = w;
+        }
+        let aabb = b.shape.aabb(&b.pose);
+        let is_plane = b.shape.is_plane();
+        if !is_plane {
+            self.broad
+                .update(h.index, aabb.expanded(self.settings.aabb_margin));
+        }
+        self.wake_index(h.index);
+        // Moving a body wakes whatever it touches now or touched before.
+        self.wake_neighbours(h.index);
+        self.pending_moved.push(id);
+        Ok(())
+    }
+
+    /// Applies a linear impulse (at a world point, or the centre of mass) and
+    /// an optional angular impulse; wakes the body.
+    pub fn apply_impulse(
+        &mut self,
+        id: u64,
+        impulse: Vec3,
+        point: Option<Vec3>,
+        angular: Option<Vec3>,
+    ) -> Result<(), String> {
+        let finite = impulse.is_finite()
+            && point.is_none_or(|p| p.is_finite())
+            && angular.is_none_or(|a| a.is_finite());
+        if !finite {
+            return Err("impulse, point and angular_impulse must be finite".into());
+        }
+        let h = *self.ids.get(&id).ok_or_else(|| format!("no body {id}"))?;
+        let b = self.bodies.get_mut(h).expect("id map and arena agree");
+        if !b.is_dynamic() {
+            return Err(format!("body {id} is not dynamic"));
+        }
+        b.apply_impulse(impulse, point);
+        if let Some(l) = angular {
+            b.apply_angular_impulse(l);
+        }
+        self.wake_index(h.index);
+        self.pending_moved.push(id);
+        Ok(())
+    }
+
+    /// Adds a force (N) applied at the centre of mass during the next step.
+    pub fn add_force(&mut self, id: u64, force: Vec3) -> Result<(), String> {
+        let h = *self.ids.get(&id).ok_or_else(|| format!("no body {id}"))?;
+        let b = self.bodies.get_mut(h).expect("id map and arena agree");
+        b.force += force;
+        self.wake_index(h.index);
+        Ok(())
+    }
+
+    /// Closest hit along a ray (direction need not be unit).
+    pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Option<WorldRayHit> {
+        let len = direction.length();
+        if !(len > 0.0) || !origin.is_finite() || !max_distance.is_finite() {
+            return None;
+        }
+        let dir = direction / len;
+        let inv = dir.recip();
+        let mut best: Option<WorldRayHit> = None;
+        for (_, b) in self.bodies.iter() {
+            let limit = best.map_or(max_distance, |h| h.distance);
+            if !b.shape.is_plane() {
+                let aabb: Aabb = b.shape.aabb(&b.pose);
+                if aabb.ray_hit(origin, inv, limit).is_none() {
+                    continue;
+                }
+            }
+            if let Some(hit) = collision::ray_cast(&b.shape, &b.pose, origin, dir, limit) {
+                if best.is_none_or(|h| hit.t < h.distance) {
+                    best = Some(WorldRayHit {
+                        body: b.id,
+                        distance: hit.t,
+                        point: hit.point,
+                        normal: hit.normal,
+                    });
+                }
+            }
+        }
+        best
+    }
+
+    /// A hash of every body's state (FNV-1a over the bits), for determinism checks.
+    pub fn state_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for i in 0..8 {
+                h ^= (x >> (i * 8)) & 0xff;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for (_, b) in self.bodies.iter() {
+            eat(b.id);
+            let p = b.pose.position;
+            let q = b.pose.rotation;
+            for x in [p.x, p.y, p.z, q.x, q.y, q.z, q.w] {
+                eat(x.to_bits() as u64);
+            }
+            for v in [b.linear_velocity, b.angular_velocity] {
+                eat(v.x.to_bits() as u64);
+                eat(v.y.to_bits() as u64);
+                eat(v.z.to_bits() as u64);
+            }
+            eat(b.sleeping as u64);
+        }
+        h
+    }
+
+    // ------------------------------------------------------------------
+    // The step.
+    // ------------------------------------------------------------------
+
+    /// Advances the world by one step of `settings.dt`, following the
+    /// pipeline of DESIGN.md (commands were applied before the call).
+    pub fn step(&mut self) {
+        let start = Instant::now();
+        let dt = self.settings.dt;
+        self.events.clear();
+        self.events.append(&mut self.pending_events);
+        self.moved.clear();
+        self.moved.append(&mut self.pending_moved);
+
+        let t = Instant::now();
+        self.update_broad_phase(dt); // 3. swept AABBs, changed pairs
+        let t = lap(&mut self.profile.broad_phase, t);
+        self.update_contacts(dt); // 4. manifolds with carried impulses
+        self.wake_touched_islands();
+        let t = lap(&mut self.profile.narrow_phase, t);
+        self.prepare_solver(); // 2. velocities: gravity, forces, damping
+        let t = lap(&mut self.profile.continuous, t); // 5. continuous collision lands with the CCD work
+        solver::solve(
+            &mut self.solver_bodies,
+            &mut self.constraints,
+            dt,
+            &self.settings.solver,
+        ); // 6.
+        self.finish_bodies(); // 7. positions written back
+        let t = lap(&mut self.profile.solve, t);
+        self.update_sleep(dt); // 7. islands and sleep
+        let t = lap(&mut self.profile.islands, t);
+        self.collect_events(); // 8. contact begin/end, moved bodies
+        lap(&mut self.profile.events, t);
+
+        self.tick += 1;
+        self.time += dt as f64;
+        self.profile.total = start.elapsed().as_secs_f32() * 1000.0;
+    }
+
+    fn is_active(b: &Body) -> bool {
+        match b.kind {
+            BodyKind::Dynamic => !b.sleeping,
+            BodyKind::Kinematic => {
+                b.linear_velocity != Vec3::ZERO || b.angular_velocity != Vec3::ZERO
+            }
+            BodyKind::Static => false,
+        }
+    }
+
+    fn update_broad_phase(&mut self, dt: f32) {
+        let margin = self.settings.aabb_margin;
+        let spec = self.settings.speculative_distance;
+        for (h, b) in self.bodies.iter() {
+            if !Self::is_active(b) || b.shape.is_plane() {
+                continue;
+            }
+            let tight = b.shape.aabb(&b.pose);
+            let swept = tight
+                .swept(b.linear_velocity * dt)
+                .expanded(spec + b.angular_velocity.length() * dt * b.bounding_radius);
+            self.broad.update_fat(h.index, swept, margin);
+        }
+        self.broad.update_pairs();
+    }
+
+    fn update_contacts(&mut self, dt: f32) {
+        // Which pairs should have a contact: broad-phase pairs between bodies
+        // that can respond, and bodies near a plane.
+        for c in &mut self.contacts.contacts {
+            c.alive = false;
+            c.updated = false;
+        }
+        let mut pairs: Vec<(u32, u32)> = self.broad.pairs().collect();
+        let spec = self.settings.speculative_distance;
+        for &pi in &self.planes {
+            let plane = match &self.bodies.by_index(pi).map(|b| (&b.shape.kind, b.pose)) {
+                Some((ShapeKind::Plane(p), pose)) => p.to_world(pose),
+                _ => continue,
+            };
+            for (h, b) in self.bodies.iter() {
+                if !b.is_dynamic() {
+                    continue;
+                }
+                let aabb = b.shape.aabb(&b.pose);
+                let c = aabb.center();
+                let e = aabb.half_extents();
+                let lowest = plane.distance(c) - e.dot(plane.normal.abs());
+                let reach = spec + b.linear_velocity.length() * dt + self.settings.aabb_margin;
+                if lowest <= reach {
+                    pairs.push((pi.min(h.index), pi.max(h.index)));
+                }
+            }
+        }
+        for (a, b) in pairs {
+            let (Some(ba), Some(bb)) = (self.bodies.by_index(a), self.bodies.by_index(b)) else {
+                continue;
+            };
+            if !ba.is_dynamic() && !bb.is_dynamic() {
+                continue;
+            }
+            let friction = (ba.friction * bb.friction).sqrt();
+            let restitution = ba.restitution.max(bb.restitution);
+            self.contacts.entry(a, b, friction, restitution).alive = true;
+        }
+        let removed = self.contacts.retain(|c| c.alive);
+        for c in removed {
+            if c.touching {
+                let e = self.end_event(&c);
+                self.events.push(e);
+            }
+        }
+        // Narrow phase for every pair with a moving body.
+        let bodies = &self.bodies;
+        for c in &mut self.contacts.contacts {
+            let (ba, bb) = (bodies.by_index(c.a).unwrap(), bodies.by_index(c.b).unwrap());
+            if !Self::is_active(ba) && !Self::is_active(bb) {
+                continue;
+            }
+            let rel = (bb.linear_velocity - ba.linear_velocity).length()
+                + ba.angular_velocity.length() * ba.bounding_radius.min(1.0e3)
+                + bb.angular_velocity.length() * bb.bounding_radius.min(1.0e3);
+            let speculative = spec + rel * dt;
+            let m = collision::contact_manifold(
+                &ba.shape,
+                &ba.pose,
+                &bb.shape,
+                &bb.pose,
+                speculative,
+                &mut c.cache,
+            )
+            .unwrap_or_else(|| Manifold::new(Vec3::ZERO));
+            c.set_manifold(m);
+            c.updated = true;
+        }
+    }
+
+    /// A sleeping body touched by an active one wakes with its island.
+    fn wake_touched_islands(&mut self) {
+        let mut wake = Vec::new();
+        for c in &self.contacts.contacts {
+            if !c.touching {
+                continue;
+            }
+            let (ba, bb) = (
+                self.bodies.by_index(c.a).unwrap(),
+                self.bodies.by_index(c.b).unwrap(),
+            );
+            if ba.sleeping && Self::is_active(bb) {
+                wake.push(c.a);
+            } else if bb.sleeping && Self::is_active(ba) {
+                wake.push(c.b);
+            }
+        }
+        for i in wake {
+            self.wake_index(i);
+        }
+    }
+
+    fn prepare_solver(&mut self) {
+        let g = self.settings.gravity;
+        self.solver_bodies.clear();
+        self.solver_bodies.push(SolverBody::STATIC);
+        self.solver_index.clear();
+        self.solver_index.resize(self.bodies.capacity(), 0);
+        for (h, b) in self.bodies.iter() {
+            if b.is_static() || b.sleeping {
+                continue;
+            }
+            self.solver_index[h.index as usize] = self.solver_bodies.len() as u32;
+            let dynamic = b.is_dynamic();
+            self.solver_bodies.push(SolverBody {
+                v: b.linear_velocity,
+                w: b.angular_velocity,
+                dp: Vec3::ZERO,
+                dq: Quat::IDENTITY,
+                inv_mass: b.inv_mass,
+                inv_i: b.inv_inertia_world,
+                dv: if dynamic {
+                    g + b.force * b.inv_mass
+                } else {
+                    Vec3::ZERO
+                },
+                dw: if dynamic {
+                    b.inv_inertia_world * b.torque
+                } else {
+                    Vec3::ZERO
+                },
+                linear_damping: b.linear_damping,
+                angular_damping: b.angular_damping,
+            });
+        }
+        self.constraints.clear();
+        self.constraint_contact.clear();
+        let mut points: Vec<(Vec3, f32, PointImpulse)> = Vec::with_capacity(4);
+        for (ci, c) in self.contacts.contacts.iter().enumerate() {
+            let (sa, sb) = (
+                self.solver_index[c.a as usize],
+                self.solver_index[c.b as usize],
+            );
+            if c.manifold.count == 0 || (sa == 0 && sb == 0) {
+                continue;
+            }
+            let (ba, bb) = (
+                self.bodies.by_index(c.a).unwrap(),
+                self.bodies.by_index(c.b).unwrap(),
+            );
+            points.clear();
+            for (i, p) in c.manifold.points().iter().enumerate() {
+                points.push((p.point(), p.separation, c.impulses[i]));
+            }
+            self.constraints.push(ContactConstraint::new(
+                sa,
+                sb,
+                &self.solver_bodies[sa as usize],
+                &self.solver_bodies[sb as usize],
+                ba.com,
+                bb.com,
+                c.manifold.normal,
+                &points,
+                c.friction,
+                c.restitution,
+            ));
+            self.constraint_contact.push(ci);
+        }
+    }
+
+    fn finish_bodies(&mut self) {
+        for (h, b) in self.bodies.iter_mut() {
+            let si = self.solver_index[h.index as usize];
+            if si == 0 {
+                continue;
+            }
+            let s = &self.solver_bodies[si as usize];
+            let com = b.com + s.dp;
+            let rot = (s.dq * b.pose.rotation).normalize();
+            if com.is_finite() && rot.is_finite() && s.v.is_finite() && s.w.is_finite() {
+                b.set_com_pose(com, rot);
+                b.linear_velocity = s.v;
+                b.angular_velocity = s.w;
+            } else {
+                // Last line of defence: never let a NaN into the world.
+                b.linear_velocity = Vec3::ZERO;
+                b.angular_velocity = Vec3::ZERO;
+            }
+            b.update_inertia();
+            b.force = Vec3::ZERO;
+            b.torque = Vec3::ZERO;
+        }
+        for (k, &ci) in self.constraint_contact.iter().enumerate() {
+            let con = &self.constraints[k];
+            let c = &mut self.contacts.contacts[ci];
+            for i in 0..con.count {
+                c.impulses[i] = con.points[i].impulse;
+                c.total_impulse[i] = con.points[i].total_normal_impulse;
+            }
+        }
+    }
+
+    fn update_sleep(&mut self, dt: f32) {
+        let settings = self.settings.sleep;
+        let n = self.bodies.capacity();
+        let mut uf = UnionFind::new(n);
+        for c in &self.contacts.contacts {
+            if !c.touching {
+                continue;
+            }
+            let (ba, bb) = (
+                self.bodies.by_index(c.a).unwrap(),
+                self.bodies.by_index(c.b).unwrap(),
+            );
+            if ba.is_dynamic() && bb.is_dynamic() && !ba.sleeping && !bb.sleeping {
+                uf.union(c.a, c.b);
+            }
+        }
+        // Smallest rest time per island root.
+        let mut min_rest = vec![f32::INFINITY; n];
+        for (h, b) in self.bodies.iter_mut() {
+            if !b.is_dynamic() || b.sleeping {
+                continue;
+            }
+            let speed = b
+                .linear_velocity
+                .length()
+                .max(b.angular_velocity.length() * b.bounding_radius);
+            if settings.enabled && speed < settings.speed_threshold {
+                b.sleep_time += dt;
+            } else {
+                b.sleep_time = 0.0;
+            }
+            let r = uf.find(h.index) as usize;
+            min_rest[r] = min_rest[r].min(b.sleep_time);
+            self.moved.push(b.id);
+        }
+        for (_, b) in self.bodies.iter() {
+            if b.is_static() {
+                continue;
+            }
+            if b.kind == BodyKind::Kinematic && Self::is_active(b) {
+                self.moved.push(b.id);
+            }
+        }
+        if !settings.enabled {
+            return;
+        }
+        let mut island_ids: HashMap<u32, u32> = HashMap::new();
+        for (h, b) in self.bodies.iter_mut() {
+            if !b.is_dynamic() || b.sleeping {
+                continue;
+            }
+            let r = uf.find(h.index);
+            if min_rest[r as usize] >= settings.time_to_sleep {
+                let next = &mut self.next_island;
+                let id = *island_ids.entry(r).or_insert_with(|| {
+                    *next += 1;
+                    *next
+                });
+                b.sleeping = true;
+                b.island = id;
+                b.linear_velocity = Vec3::ZERO;
+                b.angular_velocity = Vec3::ZERO;
+            }
+        }
+    }
+
+    fn collect_events(&mut self) {
+        for c in &mut self.contacts.contacts {
+            if !c.updated {
+                continue;
+            }
+            if c.touching != c.was_touching {
+                let (a, b) = (
+                    self.bodies.by_index(c.a).unwrap().id,
+                    self.bodies.by_index(c.b).unwrap().id,
+                );
+                let kind = if c.touching {
+                    ContactEventKind::Begin
+                } else {
+                    ContactEventKind::End
+                };
+                let (point, impulse) = deepest(c);
+                self.events.push(ContactEvent::new(
+                    kind,
+                    a,
+                    b,
+                    point,
+                    c.manifold.normal,
+                    impulse,
+                ));
+            }
+            c.was_touching = c.touching;
+        }
+        self.moved.sort_unstable();
+        self.moved.dedup();
+    }
+
+    fn end_event(&self, c: &Contact) -> ContactEvent {
+        let a = self.bodies.by_index(c.a).map_or(0, |b| b.id);
+        let b = self.bodies.by_index(c.b).map_or(0, |b| b.id);
+        let (point, _) = deepest(c);
+        ContactEvent::new(ContactEventKind::End, a, b, point, c.manifold.normal, 0.0)
+    }
+
+    /// Wakes a body and the island it slept with.
+    fn wake_index(&mut self, index: u32) {
+        let Some(b) = self.bodies.by_index_mut(index) else {
+            return;
+        };
+        b.sleep_time = 0.0;
+        if !b.sleeping {
+            return;
+        }
+        let island = b.island;
+        for (_, b) in self.bodies.iter_mut() {
+            if b.sleeping && b.island == island {
+                b.sleeping = false;
+                b.sleep_time = 0.0;
+            }
+        }
+    }
+
+    fn wake_neighbours(&mut self, index: u32) {
+        let others: Vec<u32> = self
+            .contacts
+            .contacts
+            .iter()
+            .filter(|c| c.a == index || c.b == index)
+            .map(|c| if c.a == index { c.b } else { c.a })
+            .collect();
+        for o in others {
+            self.wake_index(o);
+        }
+    }
+
+    fn wake_all(&mut self) {
+        for (_, b) in self.bodies.iter_mut() {
+            b.sleeping = false;
+            b.sleep_time = 0.0;
+        }
+    }
+
+    /// Total kinetic energy of the dynamic bodies (J).
+    pub fn kinetic_energy(&self) -> f32 {
+        self.bodies().map(|b| b.kinetic_energy()).sum()
+    }
+
+    /// Handle of a wire id (for engine-side tools).
+    pub fn handle(&self, id: u64) -> Option<BodyHandle> {
+        self.ids.get(&id).copied()
+    }
+
+    /// Makes a pose for convenience in tests and tools.
+    pub fn pose_of(&self, id: u64) -> Option<Pose> {
+        self.body(id).map(|b| b.pose)
+    }
+}
+
+fn deepest(c: &Contact) -> (Vec3, f32) {
+    let pts = c.manifold.points();
+    let p = pts
+        .iter()
+        .min_by(|a, b| a.separation.total_cmp(&b.separation))
+        .map_or(Vec3::ZERO, |p| p.point());
+    (p, c.normal_impulse())
+}
+
+fn lap(slot: &mut f32, since: Instant) -> Instant {
+    let now = Instant::now();
+    *slot = (now - since).as_secs_f32() * 1000.0;
+    now
+}
