@@ -1,9 +1,9 @@
 //! Events pulled after a step: contact begin/end and bodies that moved.
 
 use super::math::Vec3;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ContactEventKind {
     Begin,
@@ -13,7 +13,7 @@ pub enum ContactEventKind {
 /// A contact began or ended between bodies `a` and `b` (wire ids, a < b).
 /// `point` and `normal` (from a to b) are those of the deepest point;
 /// `impulse` is the total normal impulse of the step (0 for an end).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContactEvent {
     pub kind: ContactEventKind,
     pub a: u64,

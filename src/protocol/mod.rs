@@ -1,0 +1,129 @@
+//! Wire types shared by the server, the command line and the clients: the
+//! JSON messages of DESIGN.md, and (in [`binary`]) their binary encoding.
+//!
+//! The protocol layer depends on the physics specs (bodies are sent as their
+//! spec plus id and sleeping flag) but never on the server.
+
+use crate::physics::body::Body as EngineBody;
+use crate::physics::events::ContactEvent;
+use crate::physics::scene::BodySpec;
+use serde::{Deserialize, Serialize};
+
+/// A body on the wire: its spec with `id` and `sleeping` set.
+pub type Body = BodySpec;
+
+/// The state of one body in a tick: position, rotation [x,y,z,w], linear and
+/// angular velocity.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BodyState {
+    pub id: u64,
+    pub p: [f32; 3],
+    pub q: [f32; 4],
+    pub v: [f32; 3],
+    pub w: [f32; 3],
+}
+
+impl BodyState {
+    pub fn of(b: &EngineBody) -> Self {
+        Self {
+            id: b.id,
+            p: b.pose.position.to_array(),
+            q: b.pose.rotation.to_array(),
+            v: b.linear_velocity.to_array(),
+            w: b.angular_velocity.to_array(),
+        }
+    }
+}
+
+/// `step_ms` of a world: last, mean and max step durations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepMs {
+    pub last: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// A world as the REST API and the stream's hello describe it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorldInfo {
+    pub id: String,
+    pub name: String,
+    pub tick_hz: f64,
+    pub gravity: [f32; 3],
+    pub paused: bool,
+    pub tick: u64,
+    pub time: f64,
+    pub body_count: usize,
+    pub step_ms: StepMs,
+}
+
+/// Server → client messages.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    Hello {
+        world: WorldInfo,
+        bodies: Vec<Body>,
+    },
+    Tick {
+        tick: u64,
+        time: f64,
+        bodies: Vec<BodyState>,
+        contacts: Vec<ContactEvent>,
+        spawned: Vec<Body>,
+        removed: Vec<u64>,
+    },
+    Ack {
+        seq: u64,
+    },
+    Error {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+        code: String,
+        message: String,
+    },
+}
+
+/// Client → server commands.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientCommand {
+    Impulse {
+        id: u64,
+        impulse: [f32; 3],
+        #[serde(default)]
+        point: Option<[f32; 3]>,
+        #[serde(default)]
+        seq: Option<u64>,
+    },
+    Spawn {
+        body: BodySpec,
+        #[serde(default)]
+        seq: Option<u64>,
+    },
+    Remove {
+        id: u64,
+        #[serde(default)]
+        seq: Option<u64>,
+    },
+    SetVelocity {
+        id: u64,
+        #[serde(default)]
+        linear: Option<[f32; 3]>,
+        #[serde(default)]
+        angular: Option<[f32; 3]>,
+        #[serde(default)]
+        seq: Option<u64>,
+    },
+}
+
+impl ClientCommand {
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            ClientCommand::Impulse { seq, .. }
+            | ClientCommand::Spawn { seq, .. }
+            | ClientCommand::Remove { seq, .. }
+            | ClientCommand::SetVelocity { seq, .. } => *seq,
+        }
+    }
+}
