@@ -1,0 +1,142 @@
+//! `arbiter simulate` through the real binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_arbiter"))
+}
+
+fn scene(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arbiter-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn simulate_writes_the_final_scene() {
+    let out = tmp("final.json");
+    let st = bin()
+        .args([
+            "simulate",
+            scene("drop.json").to_str().unwrap(),
+            "--steps",
+            "240",
+            "--output",
+        ])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["world"]["tick"], 240);
+    let bodies = v["bodies"].as_array().unwrap();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[1]["id"], 2);
+    // The ball rests on the plane after 4 s: its centre is one radius up.
+    let y = bodies[1]["position"][1].as_f64().unwrap();
+    assert!((y - 0.5).abs() < 0.01, "ball at y={y}");
+    // The final scene is itself a valid scene.
+    let st = bin()
+        .args(["simulate", out.to_str().unwrap(), "--steps", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
+#[test]
+fn simulate_every_prints_lines_with_contacts() {
+    let o = bin()
+        .args([
+            "simulate",
+            scene("drop.json").to_str().unwrap(),
+            "--steps",
+            "120",
+            "--every",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 13, "initial line + 12");
+    assert_eq!(lines[0]["step"], 0);
+    assert_eq!(lines[12]["step"], 120);
+    assert_eq!(
+        lines[0]["bodies"].as_array().unwrap().len(),
+        2,
+        "static bodies are not listed"
+    );
+    let begins: usize = lines
+        .iter()
+        .map(|l| {
+            l["contacts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["kind"] == "begin")
+                .count()
+        })
+        .sum();
+    assert!(begins >= 1, "the ball lands within 2 s");
+}
+
+#[test]
+fn bad_scenes_fail_with_one_line() {
+    let cases = [
+        ("{ not json", "invalid scene JSON"),
+        (
+            r#"{"bodies":[{"shape":{"type":"sphere","radius":0}}]}"#,
+            "radius",
+        ),
+        (
+            r#"{"bodies":[{"shape":{"type":"plane","normal":[0,1,0]}}]}"#,
+            "plane",
+        ),
+        (
+            r#"{"bodies":[{"shape":{"type":"torus","radius":1}}]}"#,
+            "torus",
+        ),
+        (
+            r#"{"bodies":[{"shape":{"type":"sphere","radius":1},"position":[0,1e300,0]}]}"#,
+            "position",
+        ),
+        (
+            r#"{"bodies":[{"shape":{"type":"convex_hull","points":[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]}}]}"#,
+            "hull",
+        ),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let p = tmp(&format!("bad{i}.json"));
+        std::fs::write(&p, text).unwrap();
+        let o = bin()
+            .args(["simulate", p.to_str().unwrap(), "--steps", "10"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{text} should fail");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(needle), "{err} should mention {needle}");
+        assert!(!err.contains("panicked"));
+    }
+    let o = bin()
+        .args(["simulate", "/nonexistent.json", "--steps", "1"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+}
