@@ -95,3 +95,202 @@ fn bodies_get_ids_in_file_order_and_bad_scenes_fail() {
     }
     let _ = Vec3::ZERO;
 }
+
+/// A static plane tilted by `deg` about Z through the origin.
+fn slope_world(deg: f32) -> (World, Vec3) {
+    let th = deg.to_radians();
+    let n = Vec3::new(-th.sin(), th.cos(), 0.0);
+    let mut w = World::default();
+    w.add_body(
+        &BodySpec::new(ShapeSpec::Plane {
+            normal: n.to_array(),
+            offset: 0.0,
+        })
+        .kind(BodyKind::Static)
+        .friction(0.5),
+    )
+    .unwrap();
+    (w, n)
+}
+
+fn box_on_slope(w: &mut World, n: Vec3, deg: f32) -> u64 {
+    let q = arbiter::physics::Quat::from_rotation_z(deg.to_radians());
+    let h = 0.25;
+    w.add_body(
+        &BodySpec::new(ShapeSpec::Box {
+            half_extents: [h, h, h],
+        })
+        .position((n * h).to_array())
+        .rotation(q)
+        .friction(0.5),
+    )
+    .unwrap()
+}
+
+#[test]
+fn box_holds_on_20_degree_slope_with_friction_half() {
+    let (mut w, n) = slope_world(20.0);
+    let id = box_on_slope(&mut w, n, 20.0);
+    for _ in 0..30 {
+        w.step();
+    }
+    let start = w.body(id).unwrap().pose.position;
+    for _ in 0..120 {
+        w.step();
+    }
+    let moved = (w.body(id).unwrap().pose.position - start).length();
+    assert!(
+        moved < 0.01,
+        "box crept {moved} m in 2 s on a 20° slope with μ=0.5"
+    );
+}
+
+#[test]
+fn box_slides_on_35_degree_slope_with_textbook_acceleration() {
+    let deg: f32 = 35.0;
+    let (mut w, n) = slope_world(deg);
+    let id = box_on_slope(&mut w, n, deg);
+    for _ in 0..10 {
+        w.step();
+    }
+    let th = deg.to_radians();
+    let down = Vec3::new(-th.cos(), -th.sin(), 0.0);
+    let v0 = w.body(id).unwrap().linear_velocity.dot(down);
+    let steps = 60;
+    for _ in 0..steps {
+        w.step();
+    }
+    let v1 = w.body(id).unwrap().linear_velocity.dot(down);
+    let a = (v1 - v0) / (steps as f32 / 60.0);
+    let expected = 9.81 * (th.sin() - 0.5 * th.cos());
+    assert!(
+        (a - expected).abs() <= 0.1 * expected,
+        "acceleration {a} m/s², expected {expected} ±10%"
+    );
+}
+
+#[test]
+fn spinning_box_on_ground_comes_to_rest_and_sleeps() {
+    let mut w = plane_world();
+    let id = w
+        .add_body(
+            &BodySpec::new(ShapeSpec::Box {
+                half_extents: [0.5, 0.25, 0.5],
+            })
+            .position([0.0, 0.25, 0.0])
+            .angular_velocity([0.0, 10.0, 0.0]),
+        )
+        .unwrap();
+    for _ in 0..600 {
+        w.step();
+        let b = w.body(id).unwrap();
+        assert!(b.pose.position.is_finite() && b.angular_velocity.is_finite());
+    }
+    let b = w.body(id).unwrap();
+    assert!(
+        b.angular_velocity.length() < 1e-3,
+        "still spinning at {}",
+        b.angular_velocity
+    );
+    assert!(b.sleeping, "a box at rest falls asleep");
+    assert!(
+        (b.pose.position.y - 0.25).abs() < 0.005,
+        "rests on its face: y={}",
+        b.pose.position.y
+    );
+}
+
+fn two_spheres(m1: f32, m2: f32, v1: f32, v2: f32) -> (World, u64, u64) {
+    let mut w = World::new(arbiter::physics::WorldSettings {
+        gravity: Vec3::ZERO,
+        ..Default::default()
+    });
+    let r = 0.5;
+    let a = w
+        .add_body(
+            &BodySpec::new(ShapeSpec::Sphere { radius: r })
+                .position([-2.0, 0.0, 0.0])
+                .linear_velocity([v1, 0.0, 0.0])
+                .mass(m1)
+                .restitution(1.0),
+        )
+        .unwrap();
+    let b = w
+        .add_body(
+            &BodySpec::new(ShapeSpec::Sphere { radius: r })
+                .position([2.0, 0.0, 0.0])
+                .linear_velocity([v2, 0.0, 0.0])
+                .mass(m2)
+                .restitution(1.0),
+        )
+        .unwrap();
+    (w, a, b)
+}
+
+#[test]
+fn elastic_head_on_masses_one_and_three_give_textbook_velocities() {
+    let (m1, m2, u1, u2) = (1.0f32, 3.0f32, 4.0f32, -2.0f32);
+    let (mut w, a, b) = two_spheres(m1, m2, u1, u2);
+    let p0 = m1 * u1 + m2 * u2;
+    let e0 = 0.5 * m1 * u1 * u1 + 0.5 * m2 * u2 * u2;
+    for _ in 0..120 {
+        w.step();
+    }
+    let (va, vb) = (
+        w.body(a).unwrap().linear_velocity,
+        w.body(b).unwrap().linear_velocity,
+    );
+    let v1 = ((m1 - m2) * u1 + 2.0 * m2 * u2) / (m1 + m2);
+    let v2 = ((m2 - m1) * u2 + 2.0 * m1 * u1) / (m1 + m2);
+    assert!(
+        (va.x - v1).abs() < 0.02 * v1.abs().max(1.0),
+        "v1 {} expected {v1}",
+        va.x
+    );
+    assert!(
+        (vb.x - v2).abs() < 0.02 * v2.abs().max(1.0),
+        "v2 {} expected {v2}",
+        vb.x
+    );
+    let p1 = m1 * va.x + m2 * vb.x;
+    assert!(
+        (p1 - p0).abs() <= 1e-4 * p0.abs().max(m1 * u1.abs()),
+        "momentum {p0} -> {p1}"
+    );
+    let e1 = 0.5 * m1 * va.length_squared() + 0.5 * m2 * vb.length_squared();
+    assert!((e1 - e0).abs() <= 0.01 * e0, "energy {e0} -> {e1}");
+}
+
+#[test]
+fn deep_start_never_produces_nan() {
+    let mut w = plane_world();
+    let mut ids = Vec::new();
+    // Spheres started deep inside the plane and inside each other.
+    for i in 0..10 {
+        ids.push(
+            w.add_body(&BodySpec::new(ShapeSpec::Sphere { radius: 0.5 }).position([
+                0.01 * i as f32,
+                -0.4,
+                0.0,
+            ]))
+            .unwrap(),
+        );
+    }
+    for _ in 0..300 {
+        w.step();
+        for &id in &ids {
+            let b = w.body(id).unwrap();
+            assert!(
+                b.pose.position.is_finite()
+                    && b.linear_velocity.is_finite()
+                    && b.pose.rotation.is_finite()
+            );
+        }
+    }
+    for &id in &ids {
+        assert!(
+            w.body(id).unwrap().pose.position.y > 0.3,
+            "pushed out of the plane"
+        );
+    }
+}

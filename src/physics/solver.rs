@@ -94,7 +94,8 @@ impl SolverBody {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PointImpulse {
     pub normal: f32,
-    pub tangent: [f32; 2],
+    /// Friction impulse in world space (re-projected on each step's basis).
+    pub tangent: Vec3,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -106,7 +107,8 @@ pub struct ConstraintPoint {
     pub adjusted_separation: f32,
     pub normal_mass: f32,
     pub tangent_mass: [f32; 2],
-    pub impulse: PointImpulse,
+    pub normal_impulse: f32,
+    pub tangent_impulse: [f32; 2],
     /// Largest normal impulse of any substep (restitution needs contact).
     pub max_normal_impulse: f32,
     /// Sum of the normal impulses applied during the step (for events).
@@ -144,9 +146,25 @@ impl ContactConstraint {
         friction: f32,
         restitution: f32,
     ) -> Self {
+        // Friction directions: the first follows the sliding velocity, so
+        // the Coulomb impulse opposes sliding even though the two directions
+        // are solved one after the other with different effective masses
+        // (with a fixed basis the clamped impulse drifts sideways and the
+        // sliding friction comes out a few percent weak).
         let tangents = {
-            let (t1, t2) = orthonormal_basis(normal);
-            [t1, t2]
+            let mut vt = Vec3::ZERO;
+            for &(p, _, _) in points {
+                vt += (bb.v + bb.w.cross(p - com_b)) - (ba.v + ba.w.cross(p - com_a));
+            }
+            vt -= normal * vt.dot(normal);
+            let len = vt.length();
+            if len > 1.0e-3 * points.len() as f32 {
+                let t1 = vt / len;
+                [t1, normal.cross(t1)]
+            } else {
+                let (t1, t2) = orthonormal_basis(normal);
+                [t1, t2]
+            }
         };
         let mut c = ContactConstraint {
             a,
@@ -178,13 +196,26 @@ impl ContactConstraint {
                 adjusted_separation: sep - (rb - ra).dot(normal),
                 normal_mass: k(ra, rb, normal),
                 tangent_mass: [k(ra, rb, tangents[0]), k(ra, rb, tangents[1])],
-                impulse: imp,
+                normal_impulse: imp.normal,
+                tangent_impulse: [imp.tangent.dot(tangents[0]), imp.tangent.dot(tangents[1])],
                 max_normal_impulse: 0.0,
                 total_normal_impulse: 0.0,
                 relative_velocity: vrel.dot(normal),
             };
         }
         c
+    }
+}
+
+impl ContactConstraint {
+    /// Point `i`'s impulses for the contact cache (friction in world space).
+    pub fn point_impulse(&self, i: usize) -> PointImpulse {
+        let p = &self.points[i];
+        PointImpulse {
+            normal: p.normal_impulse,
+            tangent: self.tangents[0] * p.tangent_impulse[0]
+                + self.tangents[1] * p.tangent_impulse[1],
+        }
     }
 }
 
@@ -231,9 +262,9 @@ pub fn solve(
     let soft = softness(s.contact_hertz.min(0.25 / h), s.damping_ratio, h);
     for c in constraints.iter_mut() {
         for p in &mut c.points[..c.count] {
-            p.impulse.normal *= s.warm_start;
-            p.impulse.tangent[0] *= s.warm_start;
-            p.impulse.tangent[1] *= s.warm_start;
+            p.normal_impulse *= s.warm_start;
+            p.tangent_impulse[0] *= s.warm_start;
+            p.tangent_impulse[1] *= s.warm_start;
         }
     }
     for _ in 0..n {
@@ -244,7 +275,7 @@ pub fn solve(
         solve_contacts(bodies, constraints, inv_h, soft, s.max_push_speed, false);
         for c in constraints.iter_mut() {
             for p in &mut c.points[..c.count] {
-                p.total_normal_impulse += p.impulse.normal;
+                p.total_normal_impulse += p.normal_impulse;
             }
         }
     }
@@ -294,9 +325,9 @@ fn warm_start(bodies: &mut [SolverBody], constraints: &[ContactConstraint]) {
     for c in constraints {
         let (mut ba, mut bb) = pair_mut(bodies, c.a, c.b);
         for p in &c.points[..c.count] {
-            let imp = c.normal * p.impulse.normal
-                + c.tangents[0] * p.impulse.tangent[0]
-                + c.tangents[1] * p.impulse.tangent[1];
+            let imp = c.normal * p.normal_impulse
+                + c.tangents[0] * p.tangent_impulse[0]
+                + c.tangents[1] * p.tangent_impulse[1];
             ba.v -= imp * ba.inv_mass;
             ba.w -= ba.inv_i * p.ra.cross(imp);
             bb.v += imp * bb.inv_mass;
@@ -340,10 +371,10 @@ fn solve_contacts(
             let vrel = (bb.v + bb.w.cross(p.rb)) - (ba.v + ba.w.cross(p.ra));
             let vn = vrel.dot(n);
             let lambda =
-                -p.normal_mass * mass_scale * (vn + bias) - impulse_scale * p.impulse.normal;
-            let new = (p.impulse.normal + lambda).max(0.0);
-            let lambda = new - p.impulse.normal;
-            p.impulse.normal = new;
+                -p.normal_mass * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
+            let new = (p.normal_impulse + lambda).max(0.0);
+            let lambda = new - p.normal_impulse;
+            p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
             total_normal += new;
             let imp = n * lambda;
@@ -357,18 +388,18 @@ fn solve_contacts(
         // cone |λt| ≤ μ·λn (projected onto the disc, not a box).
         for p in &mut c.points[..c.count] {
             let vrel = (bb.v + bb.w.cross(p.rb)) - (ba.v + ba.w.cross(p.ra));
-            let old = p.impulse.tangent;
+            let old = p.tangent_impulse;
             let mut t = [
                 old[0] - p.tangent_mass[0] * vrel.dot(c.tangents[0]),
                 old[1] - p.tangent_mass[1] * vrel.dot(c.tangents[1]),
             ];
-            let max_f = c.friction * p.impulse.normal;
+            let max_f = c.friction * p.normal_impulse;
             let len2 = t[0] * t[0] + t[1] * t[1];
             if len2 > max_f * max_f {
                 let s = if len2 > 0.0 { max_f / len2.sqrt() } else { 0.0 };
                 t = [t[0] * s, t[1] * s];
             }
-            p.impulse.tangent = t;
+            p.tangent_impulse = t;
             let imp = c.tangents[0] * (t[0] - old[0]) + c.tangents[1] * (t[1] - old[1]);
             ba.v -= imp * ba.inv_mass;
             ba.w -= ba.inv_i * p.ra.cross(imp);
@@ -397,9 +428,9 @@ fn apply_restitution(
             let vrel = (bb.v + bb.w.cross(p.rb)) - (ba.v + ba.w.cross(p.ra));
             let vn = vrel.dot(n);
             let lambda = -p.normal_mass * (vn + c.restitution * p.relative_velocity);
-            let new = (p.impulse.normal + lambda).max(0.0);
-            let lambda = new - p.impulse.normal;
-            p.impulse.normal = new;
+            let new = (p.normal_impulse + lambda).max(0.0);
+            let lambda = new - p.normal_impulse;
+            p.normal_impulse = new;
             p.total_normal_impulse += lambda;
             let imp = n * lambda;
             ba.v -= imp * ba.inv_mass;

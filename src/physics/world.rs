@@ -675,7 +675,7 @@ impl World {
             let con = &self.constraints[k];
             let c = &mut self.contacts.contacts[ci];
             for i in 0..con.count {
-                c.impulses[i] = con.points[i].impulse;
+                c.impulses[i] = con.point_impulse(i);
                 c.total_impulse[i] = con.points[i].total_normal_impulse;
             }
         }
