@@ -1,0 +1,96 @@
+//! Stacks: they stand, they stay put, they sleep.
+
+use arbiter::physics::{BodyKind, BodySpec, ShapeSpec, Vec3, World};
+
+fn ground(w: &mut World) {
+    w.add_body(
+        &BodySpec::new(ShapeSpec::Plane {
+            normal: [0.0, 1.0, 0.0],
+            offset: 0.0,
+        })
+        .kind(BodyKind::Static),
+    )
+    .unwrap();
+}
+
+#[test]
+fn stack_of_ten_boxes_stands_and_sleeps_within_three_seconds() {
+    let mut w = World::default();
+    ground(&mut w);
+    let h = 0.5;
+    let ids: Vec<u64> = (0..10)
+        .map(|i| {
+            w.add_body(
+                &BodySpec::new(ShapeSpec::Box {
+                    half_extents: [h, h, h],
+                })
+                .position([0.0, h + 2.0 * h * i as f32, 0.0]),
+            )
+            .unwrap()
+        })
+        .collect();
+    let starts: Vec<Vec3> = ids
+        .iter()
+        .map(|&id| w.body(id).unwrap().pose.position)
+        .collect();
+    let mut asleep_at = None;
+    for step in 0..180 {
+        w.step();
+        if asleep_at.is_none() && ids.iter().all(|&id| w.body(id).unwrap().sleeping) {
+            asleep_at = Some(step);
+        }
+    }
+    let asleep_at = asleep_at.expect("the stack is asleep within 3 s");
+    for (i, &id) in ids.iter().enumerate() {
+        let b = w.body(id).unwrap();
+        let d = b.pose.position - starts[i];
+        assert!(
+            d.length() < 0.02,
+            "box {i} moved {d} (asleep at step {asleep_at})"
+        );
+        assert!(b.sleeping);
+    }
+}
+
+#[test]
+fn pyramid_of_twenty_rows_stands_for_ten_seconds() {
+    let mut w = World::default();
+    ground(&mut w);
+    let h = 0.5;
+    let rows = 20;
+    let mut top = 0;
+    for row in 0..rows {
+        let n = rows - row;
+        for i in 0..n {
+            let x = (i as f32 - (n as f32 - 1.0) / 2.0) * (2.0 * h + 0.02);
+            top = w
+                .add_body(
+                    &BodySpec::new(ShapeSpec::Box {
+                        half_extents: [h, h, h],
+                    })
+                    .position([x, h + 2.0 * h * row as f32, 0.0]),
+                )
+                .unwrap();
+        }
+    }
+    assert_eq!(w.body_count(), 1 + 210);
+    let start = w.body(top).unwrap().pose.position;
+    for _ in 0..600 {
+        w.step();
+    }
+    let end = w.body(top).unwrap().pose.position;
+    assert!(
+        (end - start).length() < 0.05,
+        "top box moved {} m in 10 s",
+        (end - start).length()
+    );
+    // Nothing fell over: every box is still upright and at its row height.
+    for b in w.bodies().filter(|b| b.is_dynamic()) {
+        assert!(b.pose.position.is_finite());
+        let up = b.pose.rotation * Vec3::Y;
+        assert!(
+            up.y.abs() > 0.99 || up.x.abs() > 0.99 || up.z.abs() > 0.99,
+            "box tipped: {up}"
+        );
+    }
+}
