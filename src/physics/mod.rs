@@ -1,2 +1,3 @@
 pub mod aabb;
+pub mod broad_phase;
 pub mod math;
