@@ -1,0 +1,2 @@
+pub mod ccd_cubic;
+pub mod ccd_thick;
