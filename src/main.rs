@@ -27,6 +27,13 @@ enum Command {
         #[arg(long)]
         every: Option<u64>,
     },
+    /// Run the edge-edge / vertex-face CCD routines on query files.
+    CcdQueries {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        per_query: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,14 @@ fn main() -> ExitCode {
             let mut lock = std::io::BufWriter::new(stdout.lock());
             arbiter::simulate::run(&scene, steps, output.as_deref(), every, &mut lock)
         }
+        Some(Command::CcdQueries { files, per_query }) => files.iter().try_for_each(|f| {
+            let text = arbiter::physics::ccd_queries::run_file(f, per_query)?;
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
+            Ok(())
+        }),
         None => Err("serve is not built yet".to_string()),
     };
     match result {

@@ -1,5 +1,7 @@
 //! Pure collision queries: shapes and poses in, answers out; no bodies, no time.
 
+pub mod ccd_cubic;
+pub mod ccd_thick;
 pub mod contact;
 pub mod manifold;
 pub mod ray;

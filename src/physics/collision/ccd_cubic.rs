@@ -1,0 +1,1578 @@
+//! Conservative continuous collision detection for the two primitive pairs of
+//! triangle meshes: vertex–face and edge–edge, with every point moving
+//! linearly from its position at `t = 0` to its position at `t = 1`.
+//!
+//! # Method
+//!
+//! Both pairs can only touch at a time when their four points are coplanar.
+//! With three edge vectors measured from one of the points, the coplanarity
+//! condition is the triple product `f(t) = det(x(t), y(t), z(t))`, a cubic in
+//! `t` because each vector is linear in `t`. A contact needs, at the same time,
+//! `f(t) = 0` *and* the points being inside (the vertex in the triangle, the
+//! two edges crossing).
+//!
+//! We never solve the cubic in closed form (Cardano with complex cube roots
+//! loses real roots to rounding, which is exactly how tunnelling happens).
+//! Instead:
+//!
+//! 1. The cubic is written in the **Bernstein basis on `[0, 1]`**. Because the
+//!    triple product is trilinear, its Bernstein coefficients are (sums of)
+//!    triple products of the *end positions* only — `det(x0, y0, z0)`,
+//!    `det(x1, y0, z0) + …`, `det(x1, y1, z1)` — so no velocity is ever formed
+//!    and every coefficient comes with a rigorous floating-point error bound.
+//!    Leading coefficients that vanish (the cubic is really a quadratic,
+//!    linear, constant or identically zero polynomial) need no special case:
+//!    the Bernstein form does not care about the degree.
+//! 2. The time interval is **bisected** (de Casteljau at the midpoint, again
+//!    with tracked error bounds). On any sub-interval the cubic lies in the
+//!    convex hull of its Bernstein coefficients, so if every coefficient is
+//!    certainly positive (or certainly negative) — value beyond its error bound
+//!    — the points are certainly not coplanar there and the interval is
+//!    discarded. A coefficient within its error bound counts as a possible
+//!    zero. Near a simple root the hull is tight (overestimation shrinks with
+//!    the square of the width), so this isolates the roots to intervals as
+//!    narrow as floating point allows.
+//! 3. The **inside test** over an interval `[ta, tb]` is a separating-axis
+//!    certificate: pick a direction `n` and check that, along `n`, the vertex
+//!    is strictly beyond all three triangle corners (or one edge's endpoints
+//!    strictly beyond the other's). With `n` fixed, each projected gap
+//!    `n · (q(t) − p(t))` is *linear* in `t` and is formed from end-position
+//!    differences only, so checking it at `ta` and `tb` with an error bound
+//!    proves separation over the whole interval. Any `n` gives a valid proof,
+//!    so choosing it is pure heuristics and can never cause a miss: the
+//!    closest features at the middle of the interval suggest one; before a
+//!    contact is reported every candidate is tried (feature directions,
+//!    directions that stay valid while a vertex sweeps past an edge or corner,
+//!    see `PairGeometry`), first in `f64` and then in double-double
+//!    arithmetic (module `dd`), which decides near misses of `1e-17` that `f64`
+//!    cannot. This needs no special case for coplanar motion (identically zero
+//!    cubic), parallel edges, degenerate triangles, shared endpoints or zero
+//!    motion: it only ever fails to prove separation, which leads to
+//!    subdivision.
+//!
+//! The search is depth first, left child first. An interval that neither test
+//! can discard is split until it is `2^-MAX_DEPTH` wide; the first such leaf
+//! is reported as the time of impact, its left end. Every time to the left of
+//! it has been *proved* collision free, so the reported time is never later
+//! than the true first contact (conservative), and it misses no contact
+//! (zero false negatives) as long as the error bounds hold. Work limits
+//! ([`MAX_NODES`], [`PRECISE_BUDGET`]) and the shortcut for evident contacts
+//! (`Verdict::Contact`) only ever skip attempts to *discard* intervals, so
+//! they can make the answer earlier or turn a near miss into a reported
+//! contact, never hide a contact.
+//!
+//! # Error bounds
+//!
+//! With `u = 2^-53` the unit roundoff, every basic operation satisfies
+//! `fl(a ∘ b) = (a ∘ b)(1 + δ)`, `|δ| ≤ u`, and also `|fl(a ∘ b) − a ∘ b| ≤
+//! u |fl(a ∘ b)|`. The bounds below are first-order bounds multiplied by at
+//! least two, and each is finally passed through `up`, which inflates by
+//! `2^-50` relative; this absorbs the handful of roundings made while
+//! evaluating the bound itself. An absolute `ETA` is added wherever a result
+//! could be subnormal (relative bounds fail under gradual underflow). Inputs
+//! that are not finite are reported as a contact at `t = 0`.
+
+use std::cell::Cell;
+
+use glam::DVec3;
+
+use super::ccd_thick::closest_points_segment_segment;
+
+/// Unit roundoff of `f64` (round to nearest).
+pub(crate) const U: f64 = f64::EPSILON * 0.5;
+
+/// Absolute slack for underflow: far larger than the `2^-1075` a subnormal
+/// operation can lose, far smaller than any meaningful geometric quantity.
+pub(crate) const ETA: f64 = f64::MIN_POSITIVE;
+
+/// Bisection depth of the time search: leaves are `2^-MAX_DEPTH` wide. All
+/// interval ends are then of the form `k / 2^MAX_DEPTH`, so `1 - t`, the
+/// midpoint and the de Casteljau halving are exact.
+pub const MAX_DEPTH: u32 = 50;
+
+/// Upper bound on the intervals one query may examine. When it is reached the
+/// query stops and reports a (conservative) contact at the left end of the
+/// interval being examined; everything before it has already been proved
+/// collision free.
+pub const MAX_NODES: u32 = 20_000;
+
+/// Upper bound on the double-double direction tests of one query. They are
+/// what removes the false positives that `f64` cannot decide, and a near miss
+/// needs a few dozen of them; a true contact approached very slowly can ask
+/// for many more (every interval just before the contact is separable, but
+/// only barely). Past the budget the query continues in `f64` alone, which
+/// can only make the answer more conservative: an earlier time of impact, or
+/// a contact reported for a near miss.
+pub const PRECISE_BUDGET: u32 = 1024;
+
+/// `x > 0`, spelled out where a NaN must count as "not positive" (the
+/// negated comparison `!(x > 0.0)` is what is meant at the call sites).
+#[inline(always)]
+pub(crate) fn is_positive(x: f64) -> bool {
+    x > 0.0
+}
+
+/// Inflates a computed error bound so that the roundings made while computing
+/// it are covered (see the module docs), and adds the underflow slack.
+#[inline(always)]
+pub(crate) fn up(x: f64) -> f64 {
+    x * (1.0 + 8.0 * U) + ETA
+}
+
+/// The "positive" cross product: componentwise `|y| × |z|` with both terms
+/// added. `|x| · pcross(|y|, |z|)` is the sum of the absolute values of the
+/// six terms of `det(x, y, z)`, the quantity rounding errors scale with.
+#[inline(always)]
+pub(crate) fn pcross(y: DVec3, z: DVec3) -> DVec3 {
+    DVec3::new(
+        y.y * z.z + y.z * z.y,
+        y.z * z.x + y.x * z.z,
+        y.x * z.y + y.y * z.x,
+    )
+}
+
+/// The factor by which [`BernsteinCubic::from_triple_product`] scales the
+/// triple product (it keeps the coefficient sums free of a division by 3).
+pub(crate) const CUBIC_SCALE: f64 = 3.0;
+
+/// A cubic on some interval `[ta, tb]`, in the Bernstein basis of that
+/// interval (scaled by [`CUBIC_SCALE`], which does not move its roots),
+/// with an absolute error bound per coefficient: the exact coefficient `c_i`
+/// satisfies `|c_i − b[i]| ≤ e[i]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct BernsteinCubic {
+    pub b: [f64; 4],
+    pub e: [f64; 4],
+}
+
+impl BernsteinCubic {
+    /// The Bernstein form on `[0, 1]` of `det(x(t), y(t), z(t))` where each
+    /// vector moves linearly from `[0]` (t = 0) to `[1]` (t = 1). The vectors
+    /// themselves are differences of exact input points, each computed with
+    /// one rounding: pass them in together with that knowledge (every
+    /// component carries a relative error of at most `u`).
+    ///
+    /// Coefficients (times 3): `3 d000`, `d100 + d010 + d001`,
+    /// `d011 + d101 + d110`, `3 d111`, where `dijk = det(x_i, y_j, z_k)`.
+    #[inline]
+    pub fn from_triple_product(x: [DVec3; 2], y: [DVec3; 2], z: [DVec3; 2]) -> Self {
+        let mut d = [[[0.0f64; 2]; 2]; 2];
+        let mut ed = [[[0.0f64; 2]; 2]; 2];
+        let ax = [x[0].abs(), x[1].abs()];
+        for j in 0..2 {
+            for k in 0..2 {
+                let c = y[j].cross(z[k]);
+                let pc = pcross(y[j].abs(), z[k].abs());
+                for i in 0..2 {
+                    d[i][j][k] = x[i].dot(c);
+                    // Inputs perturbed by u each: 3u P. Evaluating the cross
+                    // product (2 roundings deep) and the dot (3 deep): 5u P.
+                    // 8u P first order, doubled.
+                    ed[i][j][k] = up(16.0 * U * ax[i].dot(pc));
+                }
+            }
+        }
+        let three = |v: f64, e: f64| -> (f64, f64) {
+            let w = 3.0 * v;
+            (w, up(3.0 * e + U * w.abs()))
+        };
+        let sum3 = |a: (f64, f64), b: (f64, f64), c: (f64, f64)| -> (f64, f64) {
+            let s = a.0 + b.0 + c.0;
+            // Two additions, each rounding by at most u times a partial sum
+            // bounded by |a| + |b| + |c|.
+            (
+                s,
+                up(a.1 + b.1 + c.1 + 4.0 * U * (a.0.abs() + b.0.abs() + c.0.abs())),
+            )
+        };
+        let p = |i: usize, j: usize, k: usize| (d[i][j][k], ed[i][j][k]);
+        let c0 = three(d[0][0][0], ed[0][0][0]);
+        let c1 = sum3(p(1, 0, 0), p(0, 1, 0), p(0, 0, 1));
+        let c2 = sum3(p(0, 1, 1), p(1, 0, 1), p(1, 1, 0));
+        let c3 = three(d[1][1][1], ed[1][1][1]);
+        BernsteinCubic {
+            b: [c0.0, c1.0, c2.0, c3.0],
+            e: [c0.1, c1.1, c2.1, c3.1],
+        }
+    }
+
+    /// True when the cubic certainly has no zero on its interval: all four
+    /// coefficients are certainly of one strict sign (convex hull property).
+    /// Comparisons of floating-point numbers are exact, so no rounding enters.
+    #[inline(always)]
+    pub fn excludes_zero(&self) -> bool {
+        let (b, e) = (&self.b, &self.e);
+        (b[0] > e[0] && b[1] > e[1] && b[2] > e[2] && b[3] > e[3])
+            || (b[0] < -e[0] && b[1] < -e[1] && b[2] < -e[2] && b[3] < -e[3])
+    }
+
+    /// True when the cubic certainly has opposite signs at the two ends of
+    /// its interval (the end coefficients are the end values), hence a root
+    /// inside.
+    #[inline(always)]
+    pub fn certainly_crosses(&self) -> bool {
+        let (b, e) = (&self.b, &self.e);
+        (b[0] > e[0] && b[3] < -e[3]) || (b[0] < -e[0] && b[3] > e[3])
+    }
+
+    /// Splits at the midpoint (de Casteljau with parameter 1/2) into the
+    /// Bernstein forms of the left and right halves.
+    ///
+    /// Each new coefficient is `(x + y) / 2`; the halving is exact, the sum
+    /// rounds by at most `u |z|`, and the inherited error is `(ex + ey) / 2`.
+    #[inline(always)]
+    pub fn split_half(&self) -> (Self, Self) {
+        #[inline(always)]
+        fn mid(x: f64, ex: f64, y: f64, ey: f64) -> (f64, f64) {
+            let z = (x + y) * 0.5;
+            (z, up((ex + ey) * 0.5 + U * z.abs()))
+        }
+        let [b0, b1, b2, b3] = self.b;
+        let [e0, e1, e2, e3] = self.e;
+        let (l1, el1) = mid(b0, e0, b1, e1);
+        let (m, em) = mid(b1, e1, b2, e2);
+        let (r2, er2) = mid(b2, e2, b3, e3);
+        let (l2, el2) = mid(l1, el1, m, em);
+        let (r1, er1) = mid(m, em, r2, er2);
+        let (c, ec) = mid(l2, el2, r1, er1);
+        (
+            BernsteinCubic {
+                b: [b0, l1, l2, c],
+                e: [e0, el1, el2, ec],
+            },
+            BernsteinCubic {
+                b: [c, r1, r2, b3],
+                e: [ec, er1, er2, e3],
+            },
+        )
+    }
+
+    /// Value at `t ∈ [0, 1]` of the interval's parameter, by de Casteljau, and
+    /// a bound on its error. Each step is `x + t (y − x)`: the inherited error
+    /// is at most `(1 − t) ex + t ey ≤ max(ex, ey)`, the three roundings at
+    /// most `u (|y − x| t + |m| + |z|)` with `m = t (y − x)`.
+    #[inline]
+    pub fn eval(&self, t: f64) -> (f64, f64) {
+        #[inline(always)]
+        fn step(x: f64, ex: f64, y: f64, ey: f64, t: f64) -> (f64, f64) {
+            let m = t * (y - x);
+            let z = x + m;
+            (z, up(ex.max(ey) + 2.0 * U * (2.0 * m.abs() + z.abs())))
+        }
+        let [b0, b1, b2, b3] = self.b;
+        let [e0, e1, e2, e3] = self.e;
+        let (p0, q0) = step(b0, e0, b1, e1, t);
+        let (p1, q1) = step(b1, e1, b2, e2, t);
+        let (p2, q2) = step(b2, e2, b3, e3, t);
+        let (s0, r0) = step(p0, q0, p1, q1, t);
+        let (s1, r1) = step(p1, q1, p2, q2, t);
+        step(s0, r0, s1, r1, t)
+    }
+}
+
+/// A rigorous "certainly positive on `[ta, tb]`" test for a function that is
+/// linear in time, `g(t) = (1 − t) alpha + t beta`, with `|alpha − α| ≤ ea` and
+/// `|beta − β| ≤ eb` for the exact end values α, β.
+///
+/// `g` is linear, so it is positive on the interval iff it is at both ends.
+/// At each end `v = (1 − t) alpha + t beta` is computed with two products and
+/// one sum (`1 − t` is exact for the dyadic times used here), so its rounding
+/// error is at most `2u ((1 − t)|alpha| + t|beta|)`.
+#[inline(always)]
+fn linear_positive(alpha: f64, ea: f64, beta: f64, eb: f64, ta: f64, tb: f64) -> bool {
+    let at = |t: f64| -> bool {
+        let s = 1.0 - t;
+        let v = s * alpha + t * beta;
+        let err = up(s * ea + t * eb + 4.0 * U * (s * alpha.abs() + t * beta.abs()));
+        v > err
+    };
+    at(ta) && at(tb)
+}
+
+/// `n · d` and a bound on its error, where `d` is a difference of two exact
+/// points computed with one rounding (relative error ≤ u per component) and
+/// `n` is any fixed floating-point vector: `u Σ|n||d|` from the rounded `d`
+/// plus `3u Σ|n||d|` for the dot product, doubled.
+#[inline(always)]
+fn dot_with_bound(n: DVec3, d: DVec3) -> (f64, f64) {
+    (n.dot(d), up(8.0 * U * n.abs().dot(d.abs())))
+}
+
+/// The feature of a triangle `[f0, f1, f2]` nearest to a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriangleFeature {
+    Face,
+    /// The edge from corner `.0` to corner `.1`.
+    Edge(usize, usize),
+    Vertex(usize),
+}
+
+/// Closest point of the triangle `tri` to `p`, and the feature it lies on, in
+/// floating point. Used to choose separating directions, so it need not be
+/// exact; it must merely be sensible and never panic (degenerate triangles
+/// fall back to their edges).
+#[inline]
+pub fn closest_point_on_triangle(p: DVec3, tri: [DVec3; 3]) -> (DVec3, TriangleFeature) {
+    let [a, b, c] = tri;
+    let ab = b - a;
+    let ac = c - a;
+    let n = ab.cross(ac);
+    let nn = n.length_squared();
+    if nn > 0.0 && nn.is_finite() {
+        let ap = p - a;
+        // Barycentric coordinates of the projection of p onto the plane:
+        // (q - a) = wb ab + wc ac, and crossing with ac (resp. ab) isolates
+        // wb (resp. wc); the normal component of ap drops out of both.
+        let wb = ap.cross(ac).dot(n) / nn;
+        let wc = ab.cross(ap).dot(n) / nn;
+        if wb >= 0.0 && wc >= 0.0 && wb + wc <= 1.0 {
+            return (a + ab * wb + ac * wc, TriangleFeature::Face);
+        }
+    }
+    let mut best = (a, TriangleFeature::Vertex(0));
+    let mut best_d = f64::INFINITY;
+    for (i, j) in [(0, 1), (1, 2), (2, 0)] {
+        let (q, s) = closest_point_on_segment(p, tri[i], tri[j]);
+        let feature = if s <= 0.0 {
+            TriangleFeature::Vertex(i)
+        } else if s >= 1.0 {
+            TriangleFeature::Vertex(j)
+        } else {
+            TriangleFeature::Edge(i, j)
+        };
+        let d = (p - q).length_squared();
+        if d < best_d {
+            best = (q, feature);
+            best_d = d;
+        }
+    }
+    best
+}
+
+/// Closest point of the segment `ab` to `p`, and its parameter in `[0, 1]`,
+/// in floating point.
+#[inline]
+pub fn closest_point_on_segment(p: DVec3, a: DVec3, b: DVec3) -> (DVec3, f64) {
+    let ab = b - a;
+    let len2 = ab.length_squared();
+    if len2 > 0.0 && len2.is_finite() {
+        let s = ((p - a).dot(ab) / len2).clamp(0.0, 1.0);
+        (a + ab * s, s)
+    } else {
+        (a, 0.0)
+    }
+}
+
+#[inline(always)]
+fn lerp(a: DVec3, b: DVec3, t: f64) -> DVec3 {
+    a + (b - a) * t
+}
+
+/// A direction perpendicular to the line through `o` with direction `e`,
+/// pointing at `q` (up to sign), computed as `(e × (q − o)) × e`.
+///
+/// Why not simply `q − closest point`: when `q` is within `δ` of a line of
+/// length `L`, the rounding of the closest point tilts that difference by
+/// about `u L / δ`, and the far end of the edge then projects onto the wrong
+/// side — separation fails for a gap of `δ = 1e-11` on a unit edge. The double
+/// cross product is perpendicular to `e` up to a relative `u` whatever the
+/// accuracy of the middle vector, so both ends of the edge project alike.
+#[inline(always)]
+fn perpendicular_towards(e: DVec3, o: DVec3, q: DVec3) -> DVec3 {
+    e.cross(q - o).cross(e)
+}
+
+/// True when, along `n`, the projected gaps `n · d_k(t)` are certainly all
+/// positive or all negative over `[ta, tb]`, where `d_k(t)` moves linearly
+/// from `d0[k]` to `d1[k]`. Any `n` may be used: only the dot products are
+/// certified, not the choice of direction.
+#[inline]
+fn certify_direction(n: DVec3, d0: &[DVec3], d1: &[DVec3], ta: f64, tb: f64) -> bool {
+    if !is_positive(n.length_squared()) || !n.is_finite() {
+        return false;
+    }
+    let (mut pos, mut neg) = (true, true);
+    for (a, b) in d0.iter().zip(d1) {
+        let (a, ea) = dot_with_bound(n, *a);
+        let (b, eb) = dot_with_bound(n, *b);
+        pos = pos && linear_positive(a, ea, b, eb, ta, tb);
+        neg = neg && linear_positive(-a, ea, -b, eb, ta, tb);
+        if !pos && !neg {
+            return false;
+        }
+    }
+    true
+}
+
+/// The geometry-specific half of the separation test: which end-point gaps
+/// must keep one sign, and which directions to try.
+///
+/// The directions of a pair are numbered `0..DIRECTIONS`, the same in `f64`
+/// and in double-double. Besides the directions of the closest features at
+/// one instant there are *trajectory* directions, which stay valid over a
+/// whole interval when a vertex sweeps past an edge or a corner: the normal
+/// common to the edge and the vertex's relative velocity, or the
+/// perpendicular from the vertex's straight path to the corner. Along those
+/// the gap is constant in time (for translating features), which is what a
+/// near miss passing a corner at `1e-17` needs — any instantaneous direction
+/// turns by a large angle within the narrowest time interval.
+trait PairGeometry {
+    /// Gaps `x[i] − x[j]` (indices into `[p, f0, f1, f2]` or
+    /// `[a0, a1, b0, b1]`) that must all be certainly positive, or all
+    /// certainly negative, along a separating direction.
+    const GAPS: usize;
+    const DIRECTIONS: usize;
+    fn gap_pairs() -> &'static [(usize, usize)];
+
+    /// The direction the closest features at positions `x` suggest: its
+    /// number, the raw closest-point difference (one more candidate) and the
+    /// distance.
+    fn suggest(x: &[DVec3; 4]) -> Suggestion;
+
+    /// Direction `k` at positions `x`, the points moving with velocities `v`
+    /// (end minus start).
+    fn direction(x: &[DVec3; 4], v: &[DVec3; 4], k: usize) -> DVec3;
+
+    /// Direction `k` from double-double positions and velocities.
+    fn direction_dd(x: &[dd::Dd3; 4], v: &[dd::Dd3; 4], k: usize) -> dd::Dd3;
+
+    /// True when, at positions `x`, the primitives clearly overlap "in the
+    /// plane": the vertex projects well inside the triangle, or the two edges
+    /// cross well inside both, at a clear angle.
+    fn clear_interior(x: &[DVec3; 4]) -> bool;
+}
+
+struct Suggestion {
+    primary: usize,
+    diff: DVec3,
+    distance: f64,
+}
+
+/// Relative margin for [`PairGeometry::clear_interior`].
+const CLEAR_MARGIN: f64 = 1e-6;
+
+/// Intervals at least this wide whose primitives are within the noise level
+/// at the middle get one double-double direction tried before they are split
+/// (see [`Separator`]); narrower ones are left to the leaves, where walking
+/// is cheap.
+const NEAR_MIN_WIDTH: f64 = 1.0 / (1u64 << (MAX_DEPTH - 20)) as f64;
+
+struct VertexFace;
+
+impl PairGeometry for VertexFace {
+    const GAPS: usize = 3;
+    const DIRECTIONS: usize = 13;
+
+    fn gap_pairs() -> &'static [(usize, usize)] {
+        // p − f_i: along a separating direction the vertex is beyond (or
+        // below) every corner.
+        &[(0, 1), (0, 2), (0, 3)]
+    }
+
+    #[inline]
+    fn suggest(x: &[DVec3; 4]) -> Suggestion {
+        let (c, feature) = closest_point_on_triangle(x[0], [x[1], x[2], x[3]]);
+        let primary = match feature {
+            TriangleFeature::Face => 0,
+            TriangleFeature::Edge(i, _) => 1 + i,
+            TriangleFeature::Vertex(i) => 4 + i,
+        };
+        let diff = x[0] - c;
+        Suggestion {
+            primary,
+            diff,
+            distance: diff.length(),
+        }
+    }
+
+    /// 0: face normal; 1–3: perpendiculars from edges f0f1, f1f2, f2f0
+    /// towards p; 4–6: p − f_i; 7–9: edge × velocity of p relative to the
+    /// edge's first corner; 10–12: perpendicular from the path of p
+    /// (relative to f_i) to f_i.
+    #[inline]
+    fn direction(x: &[DVec3; 4], v: &[DVec3; 4], k: usize) -> DVec3 {
+        const EDGES: [(usize, usize); 3] = [(1, 2), (2, 3), (3, 1)];
+        match k {
+            0 => (x[2] - x[1]).cross(x[3] - x[1]),
+            1..=3 => {
+                let (i, j) = EDGES[k - 1];
+                perpendicular_towards(x[j] - x[i], x[i], x[0])
+            }
+            4..=6 => x[0] - x[k - 3],
+            7..=9 => {
+                let (i, j) = EDGES[k - 7];
+                (x[j] - x[i]).cross(v[0] - v[i])
+            }
+            _ => perpendicular_towards(v[0] - v[k - 9], x[0], x[k - 9]),
+        }
+    }
+
+    fn direction_dd(x: &[dd::Dd3; 4], v: &[dd::Dd3; 4], k: usize) -> dd::Dd3 {
+        const EDGES: [(usize, usize); 3] = [(1, 2), (2, 3), (3, 1)];
+        match k {
+            0 => x[2].sub(x[1]).cross(x[3].sub(x[1])),
+            1..=3 => {
+                let (i, j) = EDGES[k - 1];
+                let e = x[j].sub(x[i]);
+                e.cross(x[0].sub(x[i])).cross(e)
+            }
+            4..=6 => x[0].sub(x[k - 3]),
+            7..=9 => {
+                let (i, j) = EDGES[k - 7];
+                x[j].sub(x[i]).cross(v[0].sub(v[i]))
+            }
+            _ => {
+                let w = v[0].sub(v[k - 9]);
+                w.cross(x[k - 9].sub(x[0])).cross(w)
+            }
+        }
+    }
+
+    fn clear_interior(x: &[DVec3; 4]) -> bool {
+        let (p, f0) = (x[0], x[1]);
+        let (e1, e2, w) = (x[2] - f0, x[3] - f0, p - f0);
+        let n = e1.cross(e2);
+        let nn = n.length_squared();
+        if !is_positive(nn) {
+            return false;
+        }
+        let wb = w.cross(e2).dot(n) / nn;
+        let wc = e1.cross(w).dot(n) / nn;
+        wb >= CLEAR_MARGIN && wc >= CLEAR_MARGIN && 1.0 - wb - wc >= CLEAR_MARGIN
+    }
+}
+
+struct EdgeEdge;
+
+impl PairGeometry for EdgeEdge {
+    const GAPS: usize = 4;
+    const DIRECTIONS: usize = 17;
+
+    fn gap_pairs() -> &'static [(usize, usize)] {
+        // b_j − a_i: along a separating direction every point of b is beyond
+        // (or below) every point of a.
+        &[(2, 0), (3, 0), (2, 1), (3, 1)]
+    }
+
+    #[inline]
+    fn suggest(x: &[DVec3; 4]) -> Suggestion {
+        let c = closest_points_segment_segment(x[0], x[1], x[2], x[3]);
+        let interior = |s: f64| s > 0.0 && s < 1.0;
+        let end = |s: f64| usize::from(s >= 1.0);
+        let primary = match (interior(c.s), interior(c.t)) {
+            (true, true) => 0,
+            (false, true) => 1 + end(c.s),
+            (true, false) => 3 + end(c.t),
+            (false, false) => 5 + end(c.t) + 2 * end(c.s),
+        };
+        Suggestion {
+            primary,
+            diff: c.point_b - c.point_a,
+            distance: c.distance_squared.sqrt(),
+        }
+    }
+
+    /// 0: ea × eb; 1–2: perpendiculars from line b towards a0, a1; 3–4: from
+    /// line a towards b0, b1; 5–8: b_j − a_i in the order of the gaps;
+    /// 9–10: eb × velocity of a0, a1 relative to b0; 11–12: ea × velocity of
+    /// b0, b1 relative to a0; 13–16: perpendicular from the path of b_j
+    /// (relative to a_i) to a_i, in the order of the gaps.
+    #[inline]
+    fn direction(x: &[DVec3; 4], v: &[DVec3; 4], k: usize) -> DVec3 {
+        let (ea, eb) = (x[1] - x[0], x[3] - x[2]);
+        match k {
+            0 => ea.cross(eb),
+            1 | 2 => perpendicular_towards(eb, x[2], x[k - 1]),
+            3 | 4 => perpendicular_towards(ea, x[0], x[k - 1]),
+            5..=8 => x[2 + (k - 5) % 2] - x[(k - 5) / 2],
+            9 | 10 => eb.cross(v[k - 9] - v[2]),
+            11 | 12 => ea.cross(v[k - 9] - v[0]),
+            _ => {
+                let (i, j) = ((k - 13) / 2, 2 + (k - 13) % 2);
+                perpendicular_towards(v[j] - v[i], x[j], x[i])
+            }
+        }
+    }
+
+    fn direction_dd(x: &[dd::Dd3; 4], v: &[dd::Dd3; 4], k: usize) -> dd::Dd3 {
+        let (ea, eb) = (x[1].sub(x[0]), x[3].sub(x[2]));
+        match k {
+            0 => ea.cross(eb),
+            1 | 2 => eb.cross(x[k - 1].sub(x[2])).cross(eb),
+            3 | 4 => ea.cross(x[k - 1].sub(x[0])).cross(ea),
+            5..=8 => x[2 + (k - 5) % 2].sub(x[(k - 5) / 2]),
+            9 | 10 => eb.cross(v[k - 9].sub(v[2])),
+            11 | 12 => ea.cross(v[k - 9].sub(v[0])),
+            _ => {
+                let (i, j) = ((k - 13) / 2, 2 + (k - 13) % 2);
+                let w = v[j].sub(v[i]);
+                w.cross(x[i].sub(x[j])).cross(w)
+            }
+        }
+    }
+
+    fn clear_interior(x: &[DVec3; 4]) -> bool {
+        let (ea, eb) = (x[1] - x[0], x[3] - x[2]);
+        let inside = |s: f64| (CLEAR_MARGIN..=1.0 - CLEAR_MARGIN).contains(&s);
+        let c = closest_points_segment_segment(x[0], x[1], x[2], x[3]);
+        inside(c.s)
+            && inside(c.t)
+            && ea.cross(eb).length_squared()
+                > CLEAR_MARGIN * CLEAR_MARGIN * ea.length_squared() * eb.length_squared()
+    }
+}
+
+/// What the separation test concluded about a time interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Certainly no contact in the interval.
+    Separated,
+    /// Not separated, and a contact is evidently there (see
+    /// [`Separator::classify`]): below this interval the search only needs
+    /// the cubic to narrow the time down.
+    Contact,
+    /// Not separated.
+    Unknown,
+}
+
+/// The inside half of the search: proves, for a time interval, that the
+/// primitives do not touch anywhere in it (regardless of coplanarity), by
+/// certifying a separating direction.
+///
+/// Effort grows only where it can pay:
+/// 1. always: the direction suggested by the closest features at the middle
+///    of the interval, then the last directions that needed more effort (the
+///    hints: a direction found once usually keeps working nearby in time);
+/// 2. before a contact is reported (at a leaf): every `f64` candidate, then
+///    every double-double candidate ([`dd`]);
+/// 3. on an interval at least [`NEAR_MIN_WIDTH`] wide whose primitives are
+///    within [`Separator::noise`] of each other at its middle: the suggested
+///    direction in double-double. Below the noise level `f64` cannot certify
+///    anything, and without this a stretch of near contact (a vertex sliding
+///    `1e-17` above a face, say) would be discarded leaf by leaf.
+struct Separator<G: PairGeometry> {
+    start: [DVec3; 4],
+    end: [DVec3; 4],
+    /// The gaps at t = 0 and t = 1, each with one rounding.
+    d0: [DVec3; 4],
+    d1: [DVec3; 4],
+    /// Velocities (end − start).
+    velocity: [DVec3; 4],
+    /// Distances below this are beyond what `f64` certifies reliably.
+    noise: f64,
+    hint: Cell<DVec3>,
+    /// The last double-double direction that worked, and how many times in a
+    /// row it has failed since.
+    precise_hint: Cell<Option<dd::Dd3>>,
+    precise_misses: Cell<u32>,
+    /// Directions certified in double-double so far (for [`CcdStats`]).
+    precise_count: Cell<u32>,
+    /// The exact gaps, computed when first needed.
+    exact_gaps: Cell<Option<[dd::Gap; 4]>>,
+    geometry: std::marker::PhantomData<G>,
+}
+
+impl<G: PairGeometry> Separator<G> {
+    fn new(start: [DVec3; 4], end: [DVec3; 4]) -> Self {
+        let mut d0 = [DVec3::ZERO; 4];
+        let mut d1 = [DVec3::ZERO; 4];
+        for (k, &(i, j)) in G::gap_pairs().iter().enumerate() {
+            d0[k] = start[i] - start[j];
+            d1[k] = end[i] - end[j];
+        }
+        let scale = start
+            .iter()
+            .chain(end.iter())
+            .fold(0.0f64, |m, p| m.max(p.abs().max_element()));
+        Separator {
+            start,
+            end,
+            d0,
+            d1,
+            velocity: std::array::from_fn(|i| end[i] - start[i]),
+            // 2^-40 of the coordinate scale: f64 certificates lose their
+            // reliability a few hundred ulps above the unit roundoff.
+            noise: scale * (1.0 / (1u64 << 40) as f64),
+            hint: Cell::new(DVec3::ZERO),
+            precise_hint: Cell::new(None),
+            precise_misses: Cell::new(0),
+            precise_count: Cell::new(0),
+            exact_gaps: Cell::new(None),
+            geometry: std::marker::PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn positions(&self, t: f64) -> [DVec3; 4] {
+        std::array::from_fn(|i| lerp(self.start[i], self.end[i], t))
+    }
+
+    #[inline(always)]
+    fn test(&self, n: DVec3, ta: f64, tb: f64) -> bool {
+        certify_direction(n, &self.d0[..G::GAPS], &self.d1[..G::GAPS], ta, tb)
+    }
+
+    #[inline]
+    fn test_dd(&self, n: &dd::Dd3, ta: f64, tb: f64) -> bool {
+        let count = self.precise_count.get();
+        if count >= PRECISE_BUDGET {
+            return false;
+        }
+        self.precise_count.set(count + 1);
+        let gaps = match self.exact_gaps.get() {
+            Some(g) => g,
+            None => {
+                let g = dd::exact_differences(&self.start, &self.end, G::gap_pairs());
+                self.exact_gaps.set(Some(g));
+                g
+            }
+        };
+        dd::certify_direction(n, &gaps[..G::GAPS], ta, tb)
+    }
+
+    /// Whether the primitives certainly do not touch during `[ta, tb]`.
+    /// `last` says that a contact will be reported unless this succeeds;
+    /// `crossing` that the coplanarity cubic certainly changes sign on the
+    /// interval.
+    ///
+    /// [`Verdict::Contact`] is a heuristic shortcut for the common genuine
+    /// contact: the cubic certainly has a root in the interval and the
+    /// primitives overlap clearly "in the plane" at both ends and the middle
+    /// of it. No effort is then wasted on separating what is not separable;
+    /// a wrong call can only add a false positive, never hide a contact,
+    /// because skipping a separation test never discards an interval.
+    #[inline]
+    fn classify(&self, ta: f64, tb: f64, last: bool, crossing: bool) -> Verdict {
+        let tm = 0.5 * (ta + tb);
+        let x = self.positions(tm);
+        let hint = G::suggest(&x);
+        if self.test(G::direction(&x, &self.velocity, hint.primary), ta, tb)
+            || self.test(self.hint.get(), ta, tb)
+        {
+            return Verdict::Separated;
+        }
+        if let Some(h) = self.precise_hint.get() {
+            if self.test_dd(&h, ta, tb) {
+                self.precise_misses.set(0);
+                return Verdict::Separated;
+            }
+            // Worth its cost while the search walks through a stretch of
+            // near contact, not once that stretch is behind it.
+            let m = self.precise_misses.get() + 1;
+            self.precise_misses.set(m);
+            if m >= 4 {
+                self.precise_hint.set(None);
+                self.precise_misses.set(0);
+            }
+        }
+        if crossing
+            && G::clear_interior(&x)
+            && G::clear_interior(&self.positions(ta))
+            && G::clear_interior(&self.positions(tb))
+        {
+            return Verdict::Contact;
+        }
+        if !(last || (tb - ta >= NEAR_MIN_WIDTH && hint.distance <= self.noise)) {
+            return Verdict::Unknown;
+        }
+        if self.separated_hard(ta, tb, tm, &x, last, &hint) {
+            Verdict::Separated
+        } else {
+            Verdict::Unknown
+        }
+    }
+
+    #[cold]
+    fn separated_hard(
+        &self,
+        ta: f64,
+        tb: f64,
+        tm: f64,
+        x: &[DVec3; 4],
+        last: bool,
+        hint: &Suggestion,
+    ) -> bool {
+        if last {
+            let others = (0..G::DIRECTIONS)
+                .filter(|&k| k != hint.primary)
+                .map(|k| G::direction(x, &self.velocity, k));
+            for n in std::iter::once(hint.diff).chain(others) {
+                if self.test(n, ta, tb) {
+                    self.hint.set(n);
+                    return true;
+                }
+            }
+        }
+        let xd: [dd::Dd3; 4] =
+            std::array::from_fn(|i| dd::Dd3::lerp(self.start[i], self.end[i], tm));
+        let vd: [dd::Dd3; 4] =
+            std::array::from_fn(|i| dd::Dd3::difference(self.end[i], self.start[i]));
+        let order =
+            std::iter::once(hint.primary).chain((0..G::DIRECTIONS).filter(|&k| k != hint.primary));
+        for k in order.take(if last { G::DIRECTIONS } else { 1 }) {
+            let n = G::direction_dd(&xd, &vd, k);
+            if self.test_dd(&n, ta, tb) {
+                self.precise_hint.set(Some(n));
+                self.precise_misses.set(0);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Statistics of one query, for profiling and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CcdStats {
+    /// Time intervals examined (1 when the first test settles the query).
+    pub nodes: u32,
+    /// Separation tests run (each may try several directions).
+    pub separation_tests: u32,
+    /// Directions certified in double-double.
+    pub precise_directions: u32,
+}
+
+/// Depth-first, left-first search for the first time interval that neither
+/// the coplanarity cubic nor the separation test can rule out.
+#[inline]
+fn search<G: PairGeometry>(
+    start: [DVec3; 4],
+    end: [DVec3; 4],
+    cubic: BernsteinCubic,
+    stats: &mut CcdStats,
+) -> Option<f64> {
+    if !all_finite(&start) || !all_finite(&end) {
+        return Some(0.0);
+    }
+    stats.nodes += 1;
+    if cubic.excludes_zero() {
+        return None;
+    }
+    let sep = Separator::<G>::new(start, end);
+    // (left end, depth, cubic on the interval, contact evident). Right
+    // children are pushed before left ones, so the stack never holds more
+    // than one pending sibling per level plus the current node.
+    let mut stack = [(0.0f64, 0u32, cubic, false); MAX_DEPTH as usize + 2];
+    let mut len = 1usize;
+    let mut result = None;
+    while len > 0 {
+        len -= 1;
+        let (ta, depth, poly, mut contact) = stack[len];
+        if depth > 0 {
+            stats.nodes += 1;
+            if poly.excludes_zero() {
+                continue;
+            }
+        }
+        let width = 1.0 / (1u64 << depth) as f64;
+        let tb = ta + width;
+        let last = depth >= MAX_DEPTH || stats.nodes >= MAX_NODES;
+        if !contact {
+            stats.separation_tests += 1;
+            match sep.classify(ta, tb, last, poly.certainly_crosses()) {
+                Verdict::Separated => continue,
+                Verdict::Contact => contact = true,
+                Verdict::Unknown => {}
+            }
+        }
+        if last {
+            result = Some(ta);
+            break;
+        }
+        let (left, right) = poly.split_half();
+        let tm = ta + width * 0.5;
+        stack[len] = (tm, depth + 1, right, contact);
+        stack[len + 1] = (ta, depth + 1, left, contact);
+        len += 2;
+    }
+    stats.precise_directions += sep.precise_count.get();
+    result
+}
+
+/// A vertex–face query: `[p, f0, f1, f2]` at `t = 0` and at `t = 1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VertexFaceQuery {
+    pub start: [DVec3; 4],
+    pub end: [DVec3; 4],
+}
+
+/// An edge–edge query: `[a0, a1, b0, b1]` at `t = 0` and at `t = 1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeEdgeQuery {
+    pub start: [DVec3; 4],
+    pub end: [DVec3; 4],
+}
+
+#[inline(always)]
+fn all_finite(points: &[DVec3; 4]) -> bool {
+    points.iter().all(|p| p.is_finite())
+}
+
+impl VertexFaceQuery {
+    pub fn new(start: [DVec3; 4], end: [DVec3; 4]) -> Self {
+        Self { start, end }
+    }
+
+    /// The coplanarity cubic `det(f1 − f0, f2 − f0, p − f0)` on `[0, 1]`.
+    pub(crate) fn cubic(&self) -> BernsteinCubic {
+        let (s, e) = (&self.start, &self.end);
+        BernsteinCubic::from_triple_product(
+            [s[2] - s[1], e[2] - e[1]],
+            [s[3] - s[1], e[3] - e[1]],
+            [s[0] - s[1], e[0] - e[1]],
+        )
+    }
+
+    /// Conservative time of impact in `[0, 1]`, or `None` when the vertex
+    /// certainly never touches the (closed) triangle. Non-finite input
+    /// reports a contact at `t = 0`.
+    #[inline]
+    pub fn toi(&self) -> Option<f64> {
+        self.toi_with_stats(&mut CcdStats::default())
+    }
+
+    /// [`Self::toi`], also reporting how much work the query took.
+    pub fn toi_with_stats(&self, stats: &mut CcdStats) -> Option<f64> {
+        search::<VertexFace>(self.start, self.end, self.cubic(), stats)
+    }
+}
+
+impl EdgeEdgeQuery {
+    pub fn new(start: [DVec3; 4], end: [DVec3; 4]) -> Self {
+        Self { start, end }
+    }
+
+    /// The coplanarity cubic `det(a1 − a0, b1 − b0, b0 − a0)` on `[0, 1]`.
+    pub(crate) fn cubic(&self) -> BernsteinCubic {
+        let (s, e) = (&self.start, &self.end);
+        BernsteinCubic::from_triple_product(
+            [s[1] - s[0], e[1] - e[0]],
+            [s[3] - s[2], e[3] - e[2]],
+            [s[2] - s[0], e[2] - e[0]],
+        )
+    }
+
+    /// Conservative time of impact in `[0, 1]`, or `None` when the two
+    /// (closed) segments certainly never touch. Non-finite input reports a
+    /// contact at `t = 0`.
+    #[inline]
+    pub fn toi(&self) -> Option<f64> {
+        self.toi_with_stats(&mut CcdStats::default())
+    }
+
+    /// [`Self::toi`], also reporting how much work the query took.
+    pub fn toi_with_stats(&self, stats: &mut CcdStats) -> Option<f64> {
+        search::<EdgeEdge>(self.start, self.end, self.cubic(), stats)
+    }
+}
+
+/// Vertex–face CCD: the vertex `p` against the triangle `f0 f1 f2`, all moving
+/// linearly from the `_0` positions (t = 0) to the `_1` positions (t = 1).
+///
+/// Returns a time of impact in `[0, 1]` that is never later than the first
+/// true contact, or `None` when there is certainly no contact.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn vertex_face_ccd(
+    p0: DVec3,
+    f0_0: DVec3,
+    f1_0: DVec3,
+    f2_0: DVec3,
+    p1: DVec3,
+    f0_1: DVec3,
+    f1_1: DVec3,
+    f2_1: DVec3,
+) -> Option<f64> {
+    VertexFaceQuery::new([p0, f0_0, f1_0, f2_0], [p1, f0_1, f1_1, f2_1]).toi()
+}
+
+/// Edge–edge CCD: the segment `a0 a1` against the segment `b0 b1`, all moving
+/// linearly from the `_0` positions (t = 0) to the `_1` positions (t = 1).
+///
+/// Returns a time of impact in `[0, 1]` that is never later than the first
+/// true contact, or `None` when there is certainly no contact.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn edge_edge_ccd(
+    a0_0: DVec3,
+    a1_0: DVec3,
+    b0_0: DVec3,
+    b1_0: DVec3,
+    a0_1: DVec3,
+    a1_1: DVec3,
+    b0_1: DVec3,
+    b1_1: DVec3,
+) -> Option<f64> {
+    EdgeEdgeQuery::new([a0_0, a1_0, b0_0, b1_0], [a0_1, a1_1, b0_1, b1_1]).toi()
+}
+
+/// Double-double ("dd") arithmetic for the last tier of the separation
+/// test, which decides near misses that plain `f64` cannot: gaps around and
+/// below `1e-16` of the coordinate scale (down to where the gap changes by
+/// more than itself within the narrowest time interval).
+///
+/// Two things limit the `f64` test. The gap functions `n · (q_k(t) − p(t))`
+/// are certified to about `u |n| |q − p|`, and a direction `n` rounded to
+/// `f64` is tilted by about `u`, so the far end of a unit edge projects
+/// `1e-16` off. Here the direction is a pair of `f64` vectors (`hi + lo`,
+/// 106 bits), computed from double-double positions, and the gaps are
+/// evaluated from *exact* end-point differences with error-free products and
+/// sums, so the certified error is about `u² |n| |q − p|`.
+///
+/// The rigour is in [`certify_direction`] alone: whatever `n` is, the
+/// certified gaps are exact up to the bound it carries. The arithmetic that
+/// builds candidate directions is merely accurate, never trusted.
+mod dd {
+    use glam::DVec3;
+
+    use super::{up, ETA, U};
+
+    /// `a + b = s + e` exactly (Knuth), for finite non-overflowing input.
+    #[inline(always)]
+    pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
+        let s = a + b;
+        let bb = s - a;
+        (s, (a - (s - bb)) + (b - bb))
+    }
+
+    /// `a b = p + e` exactly, unless the product underflows (covered by `ETA`
+    /// in the bounds). With a hardware FMA, `e = fma(a, b, −p)` is exact
+    /// because `fma` rounds once.
+    #[cfg(target_feature = "fma")]
+    #[inline(always)]
+    pub fn two_prod(a: f64, b: f64) -> (f64, f64) {
+        let p = a * b;
+        (p, a.mul_add(b, -p))
+    }
+
+    /// `a b = p + e` exactly (Dekker), unless the product underflows (covered
+    /// by `ETA`) or an operand exceeds about `2^995` (the split overflows to a
+    /// NaN, which every later comparison treats as "not certified"). Used
+    /// without a hardware FMA, where `mul_add` is a slow library call.
+    #[cfg(not(target_feature = "fma"))]
+    #[inline(always)]
+    pub fn two_prod(a: f64, b: f64) -> (f64, f64) {
+        // Veltkamp's split into two 26-bit halves: x = hi + lo exactly.
+        #[inline(always)]
+        fn split(x: f64) -> (f64, f64) {
+            let c = 134_217_729.0 * x; // 2^27 + 1
+            let hi = c - (c - x);
+            (hi, x - hi)
+        }
+        let p = a * b;
+        let (ah, al) = split(a);
+        let (bh, bl) = split(b);
+        (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
+    }
+
+    /// An unevaluated sum `hi + lo`.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Dd {
+        pub hi: f64,
+        pub lo: f64,
+    }
+
+    impl Dd {
+        #[inline(always)]
+        fn norm(hi: f64, lo: f64) -> Dd {
+            let (h, l) = two_sum(hi, lo);
+            Dd { hi: h, lo: l }
+        }
+
+        #[inline(always)]
+        pub fn add(self, o: Dd) -> Dd {
+            let (s, e) = two_sum(self.hi, o.hi);
+            Dd::norm(s, e + (self.lo + o.lo))
+        }
+
+        #[inline(always)]
+        pub fn neg(self) -> Dd {
+            Dd {
+                hi: -self.hi,
+                lo: -self.lo,
+            }
+        }
+
+        #[inline(always)]
+        pub fn sub(self, o: Dd) -> Dd {
+            self.add(o.neg())
+        }
+
+        #[inline(always)]
+        pub fn mul(self, o: Dd) -> Dd {
+            let (p, e) = two_prod(self.hi, o.hi);
+            Dd::norm(p, e + (self.hi * o.lo + self.lo * o.hi))
+        }
+    }
+
+    /// A vector of double-doubles.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Dd3 {
+        pub c: [Dd; 3],
+    }
+
+    impl Dd3 {
+        /// `x1 − x0`, exactly.
+        #[inline]
+        pub fn difference(x1: DVec3, x0: DVec3) -> Dd3 {
+            let (a, b) = (x0.to_array(), x1.to_array());
+            Dd3 {
+                c: std::array::from_fn(|k| {
+                    let (h, l) = two_sum(b[k], -a[k]);
+                    Dd { hi: h, lo: l }
+                }),
+            }
+        }
+
+        /// `x0 + t (x1 − x0)`, with the difference formed exactly.
+        #[inline]
+        pub fn lerp(x0: DVec3, x1: DVec3, t: f64) -> Dd3 {
+            let (a, b) = (x0.to_array(), x1.to_array());
+            Dd3 {
+                c: std::array::from_fn(|k| {
+                    let (dh, dl) = two_sum(b[k], -a[k]);
+                    let td = Dd { hi: t, lo: 0.0 }.mul(Dd { hi: dh, lo: dl });
+                    Dd { hi: a[k], lo: 0.0 }.add(td)
+                }),
+            }
+        }
+
+        #[inline(always)]
+        pub fn sub(self, o: Dd3) -> Dd3 {
+            Dd3 {
+                c: std::array::from_fn(|k| self.c[k].sub(o.c[k])),
+            }
+        }
+
+        #[inline]
+        pub fn cross(self, o: Dd3) -> Dd3 {
+            let [x, y, z] = self.c;
+            let [a, b, c] = o.c;
+            Dd3 {
+                c: [
+                    y.mul(c).sub(z.mul(b)),
+                    z.mul(a).sub(x.mul(c)),
+                    x.mul(b).sub(y.mul(a)),
+                ],
+            }
+        }
+    }
+
+    /// An exact end-point difference at t = 0 and at t = 1, each as a
+    /// `hi + lo` pair of vectors.
+    pub type Gap = [(DVec3, DVec3); 2];
+
+    /// Exact end-point differences `x[i] − x[j]` for the given pairs (at
+    /// most four; the rest of the array is unused).
+    pub fn exact_differences(
+        start: &[DVec3; 4],
+        end: &[DVec3; 4],
+        pairs: &[(usize, usize)],
+    ) -> [Gap; 4] {
+        let diff = |a: DVec3, b: DVec3| {
+            let (x, y, z) = (two_sum(a.x, -b.x), two_sum(a.y, -b.y), two_sum(a.z, -b.z));
+            (DVec3::new(x.0, y.0, z.0), DVec3::new(x.1, y.1, z.1))
+        };
+        let mut out = [[(DVec3::ZERO, DVec3::ZERO); 2]; 4];
+        for (o, &(i, j)) in out.iter_mut().zip(pairs) {
+            *o = [diff(start[i], start[j]), diff(end[i], end[j])];
+        }
+        out
+    }
+
+    /// `n · d` for a double-double direction `n = nh + nl` and an exact
+    /// difference `d = dh + dl`, as an unevaluated `s + c` and a bound on the
+    /// error of `s + c`.
+    ///
+    /// Only the leading products `nh_k dh_k` need to be exact: they are split
+    /// with [`two_prod`] and summed with [`two_sum`], which moves every
+    /// rounding error into the correction `c` exactly. The correction's own
+    /// additions round by at most `u` times the partial value each (tracked in
+    /// `weight`). The cross terms `nh dl + nl dh + nl dl` are about `u` of the
+    /// total and are summed in plain arithmetic: 5 roundings deep, so within
+    /// `5u` (taken as `8u`) of their absolute sum, i.e. about `u²` of the total.
+    #[inline]
+    fn dot(n: &Dd3, d: &(DVec3, DVec3)) -> (f64, f64, f64) {
+        let (dh, dl) = (d.0.to_array(), d.1.to_array());
+        let (mut s, mut c, mut weight) = (0.0f64, 0.0f64, 0.0f64);
+        let (mut small, mut small_abs) = (0.0f64, 0.0f64);
+        for k in 0..3 {
+            let Dd { hi: nh, lo: nl } = n.c[k];
+            let (p, pe) = two_prod(nh, dh[k]);
+            let (s2, se) = two_sum(s, p);
+            s = s2;
+            let e = pe + se;
+            c += e;
+            weight += e.abs() + c.abs();
+            let (x, y, z) = (nh * dl[k], nl * dh[k], nl * dl[k]);
+            small += x + y + z;
+            small_abs += x.abs() + y.abs() + z.abs();
+        }
+        let c2 = c + small;
+        let err = up(2.0 * U * (weight + c2.abs()) + 8.0 * U * small_abs + 8.0 * ETA);
+        (s, c2, err)
+    }
+
+    /// `v ≈ (1 − t) α + t β` and a bound on `|v − exact|`, where `α`, `β` come
+    /// from [`dot`] (`1 − t` is exact, as in the `f64` test). The leading
+    /// products are split exactly; the remainder is about `u` of the total and
+    /// summed plainly (6 roundings deep, bounded by `8u` of its absolute sum).
+    #[inline]
+    fn at(a: (f64, f64, f64), b: (f64, f64, f64), t: f64) -> (f64, f64) {
+        let w = 1.0 - t;
+        let (p1, e1) = two_prod(w, a.0);
+        let (p2, e2) = two_prod(t, b.0);
+        let (s, e3) = two_sum(p1, p2);
+        let (x, y) = (w * a.1, t * b.1);
+        let rest = e1 + e2 + e3 + x + y;
+        let rest_abs = e1.abs() + e2.abs() + e3.abs() + x.abs() + y.abs();
+        let v = s + rest;
+        let err = up(w * a.2 + t * b.2 + 8.0 * U * rest_abs + 2.0 * U * v.abs() + 4.0 * ETA);
+        (v, err)
+    }
+
+    /// The double-double version of `super::certify_direction`: all gaps
+    /// certainly positive, or all certainly negative, on `[ta, tb]`.
+    pub fn certify_direction(n: &Dd3, gaps: &[Gap], ta: f64, tb: f64) -> bool {
+        let finite = n.c.iter().all(|x| x.hi.is_finite() && x.lo.is_finite());
+        if !finite || n.c.iter().all(|x| x.hi == 0.0) {
+            return false;
+        }
+        let (mut pos, mut neg) = (true, true);
+        for g in gaps {
+            let a = dot(n, &g[0]);
+            let b = dot(n, &g[1]);
+            let (va, ea) = at(a, b, ta);
+            let (vb, eb) = at(a, b, tb);
+            pos = pos && va > ea && vb > eb;
+            neg = neg && -va > ea && -vb > eb;
+            if !pos && !neg {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn v(x: f64, y: f64, z: f64) -> DVec3 {
+        DVec3::new(x, y, z)
+    }
+
+    /// The reported time must be conservative (never after `expected`) and,
+    /// for these well-conditioned cases, within `1e-9` of it.
+    fn assert_toi(got: Option<f64>, expected: f64) {
+        let t = got.unwrap_or_else(|| panic!("expected a contact at {expected}, got none"));
+        assert!(
+            t <= expected + 1e-15,
+            "toi {t} is after the contact at {expected}"
+        );
+        assert!(
+            t >= expected - 1e-9,
+            "toi {t} is far before the contact at {expected}"
+        );
+    }
+
+    const TRI: [DVec3; 3] = [DVec3::ZERO, DVec3::X, DVec3::Y];
+
+    fn vf(p0: DVec3, p1: DVec3, tri0: [DVec3; 3], tri1: [DVec3; 3]) -> Option<f64> {
+        vertex_face_ccd(p0, tri0[0], tri0[1], tri0[2], p1, tri1[0], tri1[1], tri1[2])
+    }
+
+    fn ee(a: [DVec3; 2], b: [DVec3; 2], a1: [DVec3; 2], b1: [DVec3; 2]) -> Option<f64> {
+        edge_edge_ccd(a[0], a[1], b[0], b[1], a1[0], a1[1], b1[0], b1[1])
+    }
+
+    #[test]
+    fn vertex_face_hit_through_the_face() {
+        // The vertex crosses z = 0 at t = 1/2, inside the triangle.
+        assert_toi(vf(v(0.25, 0.25, 1.0), v(0.25, 0.25, -1.0), TRI, TRI), 0.5);
+        // Same with the triangle moving up to meet it: z_p = 1 − 2t,
+        // z_tri = 0.5 t, so t = 0.4.
+        let up = TRI.map(|p| p + v(0.0, 0.0, 0.5));
+        assert_toi(vf(v(0.2, 0.3, 1.0), v(0.2, 0.3, -1.0), TRI, up), 0.4);
+    }
+
+    #[test]
+    fn vertex_face_near_miss_beyond_an_edge() {
+        // Crosses the plane 1e-7 beyond the hypotenuse x + y = 1.
+        let x = 0.5 + 1e-7;
+        assert_eq!(vf(v(x, 0.5, 1.0), v(x, 0.5, -1.0), TRI, TRI), None);
+        // And 1e-7 short of reaching the plane.
+        assert_eq!(vf(v(0.2, 0.2, 1.0), v(0.2, 0.2, 1e-7), TRI, TRI), None);
+    }
+
+    #[test]
+    fn edge_edge_hit_and_near_miss() {
+        // a (along x) drops from z = 1 to z = −1 through b (along y): t = 1/2.
+        let a0 = [v(-1.0, 0.0, 1.0), v(1.0, 0.0, 1.0)];
+        let a1 = [v(-1.0, 0.0, -1.0), v(1.0, 0.0, -1.0)];
+        let b = [v(0.0, -1.0, 0.0), v(0.0, 1.0, 0.0)];
+        assert_toi(ee(a0, b, a1, b), 0.5);
+        // b moved 1e-7 beyond the end of a: never touches.
+        let b = [v(1.0 + 1e-7, -1.0, 0.0), v(1.0 + 1e-7, 1.0, 0.0)];
+        assert_eq!(ee(a0, b, a1, b), None);
+        // b exactly at the end of a: touches (closed segments) at t = 1/2.
+        let b = [v(1.0, -1.0, 0.0), v(1.0, 1.0, 0.0)];
+        assert_toi(ee(a0, b, a1, b), 0.5);
+    }
+
+    #[test]
+    fn quadratic_coplanarity_polynomial() {
+        // f2 rises with t and the vertex drifts in y: the triple product is
+        // 1 − 2.2 t − 0.1 t², a quadratic (vanishing cubic coefficient).
+        let tri1 = [TRI[0], TRI[1], v(0.0, 1.0, 1.0)];
+        let got = vf(v(0.2, 0.2, 1.0), v(0.2, 0.3, -1.0), TRI, tri1);
+        let expected = (-2.2 + 5.24f64.sqrt()) / 0.2;
+        assert_toi(got, expected);
+        let cubic = VertexFaceQuery::new(
+            [v(0.2, 0.2, 1.0), TRI[0], TRI[1], TRI[2]],
+            [v(0.2, 0.3, -1.0), tri1[0], tri1[1], tri1[2]],
+        )
+        .cubic();
+        // Bernstein form of 3 (1 − 2.2 t − 0.1 t²): 3, 3 − 3.3, 3 − 6.6 − 0.1, ...
+        assert!((cubic.b[0] - 3.0).abs() < 1e-12);
+        assert!((cubic.b[3] - 3.0 * (1.0 - 2.2 - 0.1)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn zero_motion() {
+        let p = v(0.25, 0.25, 0.5);
+        assert_eq!(vf(p, p, TRI, TRI), None, "static and apart");
+        let p = v(0.25, 0.25, 0.0);
+        assert_eq!(vf(p, p, TRI, TRI), Some(0.0), "static and touching");
+        let a = [v(-1.0, 0.0, 1.0), v(1.0, 0.0, 1.0)];
+        let b = [v(0.0, -1.0, 0.0), v(0.0, 1.0, 0.0)];
+        assert_eq!(ee(a, b, a, b), None, "static skew edges");
+        let a = [v(-1.0, 0.0, 0.0), v(1.0, 0.0, 0.0)];
+        assert_eq!(ee(a, b, a, b), Some(0.0), "static crossing edges");
+    }
+
+    #[test]
+    fn coplanar_motion_identically_zero_cubic() {
+        // Everything stays in z = 0, so the cubic vanishes identically and
+        // only the planar (separation) test decides.
+        let q = VertexFaceQuery::new(
+            [v(-1.0, 0.25, 0.0), TRI[0], TRI[1], TRI[2]],
+            [v(1.0, 0.25, 0.0), TRI[0], TRI[1], TRI[2]],
+        );
+        assert!(q.cubic().b.iter().all(|&b| b == 0.0));
+        assert_toi(q.toi(), 0.5);
+        // Sliding past above the hypotenuse: no contact.
+        assert_eq!(vf(v(-1.0, 1.5, 0.0), v(1.0, 1.5, 0.0), TRI, TRI), None);
+        // Edge–edge: a vertical segment sweeping along x meets b at x = −0.5,
+        // t = 0.375.
+        let a0 = [v(-2.0, -1.0, 0.0), v(-2.0, 1.0, 0.0)];
+        let a1 = [v(2.0, -1.0, 0.0), v(2.0, 1.0, 0.0)];
+        let b = [v(-0.5, 0.0, 0.0), v(0.5, 0.0, 0.0)];
+        assert_toi(ee(a0, b, a1, b), 0.375);
+        let b = [v(-0.5, 1.5, 0.0), v(0.5, 1.5, 0.0)];
+        assert_eq!(ee(a0, b, a1, b), None);
+    }
+
+    #[test]
+    fn parallel_edges() {
+        // Parallel, overlapping in x, a drops onto b at t = 1/2.
+        let a0 = [v(0.0, 0.0, 1.0), v(1.0, 0.0, 1.0)];
+        let a1 = [v(0.0, 0.0, -1.0), v(1.0, 0.0, -1.0)];
+        let b = [v(0.5, 0.0, 0.0), v(2.0, 0.0, 0.0)];
+        assert_toi(ee(a0, b, a1, b), 0.5);
+        // Offset by 1e-6 sideways: passes by.
+        let b = [v(0.5, 1e-6, 0.0), v(2.0, 1e-6, 0.0)];
+        assert_eq!(ee(a0, b, a1, b), None);
+        // Collinear but not overlapping, sliding apart.
+        let b0 = [v(1.5, 0.0, 0.0), v(2.0, 0.0, 0.0)];
+        let b1 = [v(2.5, 0.0, 0.0), v(3.0, 0.0, 0.0)];
+        let a = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0)];
+        assert_eq!(ee(a, b0, a, b1), None);
+    }
+
+    #[test]
+    fn shared_endpoint_is_a_contact_at_zero() {
+        let o = v(0.0, 0.0, 0.0);
+        let a0 = [o, v(1.0, 0.0, 0.0)];
+        let b0 = [o, v(0.0, 1.0, 0.0)];
+        let a1 = [o, v(1.0, 1.0, 1.0)];
+        let b1 = [o, v(0.0, 1.0, 2.0)];
+        assert_eq!(ee(a0, b0, a1, b1), Some(0.0));
+        // A vertex that is a corner of the face.
+        assert_eq!(vf(TRI[1], TRI[1] + v(0.0, 0.0, 1.0), TRI, TRI), Some(0.0));
+    }
+
+    #[test]
+    fn degenerate_triangle() {
+        // All three corners on the x axis: the vertex crossing the axis at
+        // x = 0.5 (on the segment) touches, at x = 3 it does not.
+        let line = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(2.0, 0.0, 0.0)];
+        assert_toi(vf(v(0.5, 0.0, 1.0), v(0.5, 0.0, -1.0), line, line), 0.5);
+        assert_eq!(vf(v(3.0, 0.0, 1.0), v(3.0, 0.0, -1.0), line, line), None);
+    }
+
+    #[test]
+    fn non_finite_input_is_a_contact() {
+        let nan = v(f64::NAN, 0.0, 0.0);
+        assert_eq!(vf(nan, nan, TRI, TRI), Some(0.0));
+    }
+
+    #[test]
+    fn tiny_near_miss_needs_double_double() {
+        // Query 29 of erleben-cube-cliff-edges/vertex-face/data_0_0.csv (exact
+        // ground truth: no contact). The vertex slides along y past the corner
+        // f0 = (1, 0.5, 0) while its z drifts from −7.9e-17 to −1.8e-18; the
+        // closest approach is far below what f64 certifies.
+        let r = |n: i128, d: i128| n as f64 / d as f64;
+        let tri = [v(1.0, 0.5, 0.0), v(1.25, -0.5, 1.25), v(1.25, -0.5, -0.25)];
+        let p0 = v(
+            1.0,
+            r(5150549854408787, 1 << 53),
+            r(-1592518156610665, 1 << 104),
+        );
+        let p1 = v(
+            1.0,
+            r(5001272674527227, 1 << 54),
+            r(-18138484381021, 1 << 103),
+        );
+        let q = VertexFaceQuery::new([p0, tri[0], tri[1], tri[2]], [p1, tri[0], tri[1], tri[2]]);
+        let mut stats = CcdStats::default();
+        assert_eq!(q.toi_with_stats(&mut stats), None);
+        assert!(stats.precise_directions > 0, "{stats:?}");
+    }
+
+    #[test]
+    fn bernstein_split_matches_evaluation() {
+        let c = EdgeEdgeQuery::new(
+            [
+                v(0.1, 0.2, 0.3),
+                v(1.0, -0.5, 0.2),
+                v(0.3, 0.9, -0.4),
+                v(-0.7, 0.1, 0.8),
+            ],
+            [
+                v(0.4, -0.2, 0.1),
+                v(0.6, 0.5, -0.9),
+                v(-0.3, 0.2, 0.5),
+                v(0.2, -0.8, 0.3),
+            ],
+        )
+        .cubic();
+        let (l, r) = c.split_half();
+        for &t in &[0.0, 0.1, 0.37, 0.5, 0.8, 1.0] {
+            let (full, e) = c.eval(t);
+            let (half, eh) = if t <= 0.5 {
+                l.eval(2.0 * t)
+            } else {
+                r.eval(2.0 * t - 1.0)
+            };
+            assert!((full - half).abs() <= e + eh, "t = {t}: {full} vs {half}");
+        }
+    }
+
+    /// Dyadic values: exact in f64, so contacts built from them are exact.
+    fn dyadic() -> impl Strategy<Value = f64> {
+        (0u32..=4).prop_map(|k| f64::from(k) / 4.0)
+    }
+
+    fn grid_point() -> impl Strategy<Value = DVec3> {
+        (-8i32..=8, -8i32..=8, -8i32..=8)
+            .prop_map(|(x, y, z)| v(f64::from(x), f64::from(y), f64::from(z)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A vertex placed on the moving triangle at a known time t* (random
+        /// barycentric coordinates, well inside) must be reported, no later
+        /// than t* (up to the rounding of the constructed input).
+        #[test]
+        fn vertex_face_constructed_contact_is_found(
+            tri0 in prop::array::uniform3(prop::array::uniform3(-10.0f64..10.0)),
+            tri1 in prop::array::uniform3(prop::array::uniform3(-10.0f64..10.0)),
+            free in prop::array::uniform3(-10.0f64..10.0),
+            t_star in 0.0f64..=1.0,
+            w in (0.01f64..1.0, 0.01f64..1.0, 0.01f64..1.0),
+        ) {
+            let tri0 = tri0.map(DVec3::from_array);
+            let tri1 = tri1.map(DVec3::from_array);
+            let sum = w.0 + w.1 + w.2;
+            let at = |i: usize| lerp(tri0[i], tri1[i], t_star);
+            let p_star = at(0) * (w.0 / sum) + at(1) * (w.1 / sum) + at(2) * (w.2 / sum);
+            // The free end of the vertex's path is the one far from t*.
+            let free = DVec3::from_array(free);
+            let (p0, p1) = if t_star <= 0.5 {
+                (p_star - (free - p_star) * (t_star / (1.0 - t_star)), free)
+            } else {
+                (free, free + (p_star - free) / t_star)
+            };
+            let toi = vf(p0, p1, tri0, tri1);
+            prop_assert!(toi.is_some(), "missed contact at t* = {}", t_star);
+            prop_assert!(toi.unwrap() <= t_star + 1e-9, "toi {:?} after t* = {}", toi, t_star);
+        }
+
+        /// Exact contacts on a grid, including the degenerate ones (on an
+        /// edge or a corner of the triangle, at t = 0 or 1, with no motion):
+        /// the contact time and place are exact in f64, so it must be found.
+        #[test]
+        fn vertex_face_exact_grid_contact_is_found(
+            tri0 in prop::array::uniform3(grid_point()),
+            tri1 in prop::array::uniform3(grid_point()),
+            vel in grid_point(),
+            t_star in dyadic(),
+            w in (dyadic(), dyadic()),
+        ) {
+            let (wb, wc) = (w.0, w.1 * (1.0 - w.0));
+            let at = |i: usize| tri0[i] + (tri1[i] - tri0[i]) * t_star;
+            let p_star = at(0) * (1.0 - wb - wc) + at(1) * wb + at(2) * wc;
+            let (p0, p1) = (p_star - vel * t_star, p_star + vel * (1.0 - t_star));
+            let toi = vf(p0, p1, tri0, tri1);
+            prop_assert!(toi.is_some_and(|t| t <= t_star), "toi {:?}, contact at {}", toi, t_star);
+        }
+
+        /// Two segments built to cross at a known time and place.
+        #[test]
+        fn edge_edge_constructed_contact_is_found(
+            a_start in prop::array::uniform2(prop::array::uniform3(-10.0f64..10.0)),
+            a_end in prop::array::uniform2(prop::array::uniform3(-10.0f64..10.0)),
+            dir in prop::array::uniform3(-10.0f64..10.0),
+            vel in prop::array::uniform3(-10.0f64..10.0),
+            t_star in 0.0f64..=1.0,
+            s in 0.01f64..0.99,
+            u in 0.01f64..0.99,
+        ) {
+            let a0 = a_start.map(DVec3::from_array);
+            let a1 = a_end.map(DVec3::from_array);
+            let x = lerp(lerp(a0[0], a1[0], t_star), lerp(a0[1], a1[1], t_star), s);
+            let (d, vel) = (DVec3::from_array(dir), DVec3::from_array(vel));
+            let (b0, b1) = (x - d * u, x + d * (1.0 - u));
+            let b_start = [b0 - vel * t_star, b1 - vel * t_star];
+            let b_end = [b0 + vel * (1.0 - t_star), b1 + vel * (1.0 - t_star)];
+            let toi = ee(a0, b_start, a1, b_end);
+            prop_assert!(toi.is_some(), "missed contact at t* = {}", t_star);
+            prop_assert!(toi.unwrap() <= t_star + 1e-9, "toi {:?} after t* = {}", toi, t_star);
+        }
+
+        /// Exact edge–edge contacts on a grid, endpoints and parallel
+        /// segments included.
+        #[test]
+        fn edge_edge_exact_grid_contact_is_found(
+            a_start in prop::array::uniform2(grid_point()),
+            a_end in prop::array::uniform2(grid_point()),
+            d in grid_point(),
+            vel in grid_point(),
+            t_star in dyadic(),
+            s in dyadic(),
+            u in dyadic(),
+        ) {
+            let at = |i: usize| a_start[i] + (a_end[i] - a_start[i]) * t_star;
+            let x = at(0) + (at(1) - at(0)) * s;
+            let (b0, b1) = (x - d * u, x + d * (1.0 - u));
+            let b_start = [b0 - vel * t_star, b1 - vel * t_star];
+            let b_end = [b0 + vel * (1.0 - t_star), b1 + vel * (1.0 - t_star)];
+            let toi = ee(a_start, b_start, a_end, b_end);
+            prop_assert!(toi.is_some_and(|t| t <= t_star), "toi {:?}, contact at {}", toi, t_star);
+        }
+    }
+}
