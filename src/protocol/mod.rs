@@ -9,6 +9,14 @@ use crate::physics::events::ContactEvent;
 use crate::physics::scene::BodySpec;
 use serde::{Deserialize, Serialize};
 
+pub mod binary;
+pub mod json;
+pub mod quantize;
+mod wire;
+
+pub use binary::{BinaryDecoder, BinaryEncoder, DecodeError};
+pub use json::{encode_json, JsonEncoder};
+
 /// A body on the wire: its spec with `id` and `sleeping` set.
 pub type Body = BodySpec;
 
@@ -58,7 +66,7 @@ pub struct WorldInfo {
 }
 
 /// Server → client messages.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     Hello {
@@ -77,7 +85,7 @@ pub enum ServerMessage {
         seq: u64,
     },
     Error {
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         seq: Option<u64>,
         code: String,
         message: String,
