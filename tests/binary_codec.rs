@@ -847,6 +847,7 @@ fn rotation_error_bound_holds_over_a_million_random_quaternions() {
         let q = rng.unit_quat();
         worst = worst.max(angle_between(QRot::from_f32(q).to_f32(), q));
     }
+    println!("worst rotation error {worst:e} rad, bound {ROTATION_MAX_ERROR:e}");
     assert!(
         worst <= ROTATION_MAX_ERROR,
         "{worst} > {ROTATION_MAX_ERROR}"
@@ -898,4 +899,145 @@ fn json_messages_round_trip_and_ticks_carry_only_changes() {
         }
     );
     assert!(text.starts_with(r#"{"type":"tick","tick":121,"time":2.0,"bodies":[{"id":3,"#));
+}
+
+// ----------------------------------------------------------------------
+// The examples of proto/binary.md.
+// ----------------------------------------------------------------------
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn documented_example_frames_are_what_the_encoder_writes() {
+    let doc: String = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/proto/binary.md"))
+        .split_whitespace()
+        .collect();
+    let world = WorldInfo {
+        id: "w1".into(),
+        name: "demo".into(),
+        tick_hz: 60.0,
+        gravity: [0.0, -9.81, 0.0],
+        paused: false,
+        tick: 0,
+        time: 0.0,
+        body_count: 2,
+        step_ms: StepMs::default(),
+    };
+    let plane = body(
+        1,
+        ShapeSpec::Plane {
+            normal: [0.0, 1.0, 0.0],
+            offset: 0.0,
+        },
+    )
+    .kind(BodyKind::Static);
+    let ball = body(2, ShapeSpec::Sphere { radius: 0.5 }).position([0.0, 1.0, 0.0]);
+    let mut enc = BinaryEncoder::new();
+    let hello = enc.encode_hello(&world, &[plane, ball]);
+    assert_eq!(hello.len(), 167);
+    assert!(doc.contains(&hex(&hello)), "hello: {}", hex(&hello));
+
+    let moved = BodyState {
+        id: 2,
+        p: [0.0333, 0.9973, 0.0],
+        q: [0.0, 0.0, -0.0333, 0.99944],
+        v: [2.0, -0.1635, 0.0],
+        w: [0.0, 0.0, -4.0],
+    };
+    let contact = ContactEvent::new(
+        ContactEventKind::Begin,
+        1,
+        2,
+        [0.0333, 0.0, 0.0].into(),
+        [0.0, 1.0, 0.0].into(),
+        1.25,
+    );
+    let tick = enc.encode_tick(1, 1.0 / 60.0, &[moved], &[contact], &[], &[]);
+    assert_eq!(tick.len(), 38);
+    assert!(doc.contains(&hex(&tick)), "tick: {}", hex(&tick));
+    assert_eq!(
+        QState::of(&moved),
+        QState {
+            p: [34, 1021, 0],
+            q: QRot {
+                index: 3,
+                c: [0, 0, -772]
+            },
+            v: [256, -21, 0],
+            w: [0, 0, -512],
+        }
+    );
+
+    let mut dec = BinaryDecoder::new();
+    dec.decode(&hello).unwrap();
+    let decoded = arbiter::protocol::encode_json(&dec.decode(&tick).unwrap());
+    assert!(doc.contains(&decoded), "{decoded}");
+
+    let ack = BinaryEncoder::encode_ack(300);
+    let error = BinaryEncoder::encode_error(Some(5), "not_found", "no body 9");
+    assert!(doc.contains(&hex(&ack)) && doc.contains(&hex(&error)));
+}
+
+#[test]
+fn contact_normals_are_within_a_ten_thousandth_of_a_radian() {
+    let mut rng = Rng(42);
+    let mut worst = 0.0f64;
+    for _ in 0..200_000 {
+        let q = rng.unit_quat();
+        let n = [q[0], q[1], q[2]];
+        let len = n.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if len < 1e-3 {
+            continue;
+        }
+        let c = ContactEvent::new(ContactEventKind::End, 1, 2, [0.0; 3].into(), n.into(), 0.0);
+        let mut enc = BinaryEncoder::new();
+        let frame = enc.encode_tick(1, 0.0, &[], &[c], &[], &[]);
+        let (_, _, _, got, ..) = tick_parts(BinaryDecoder::new().decode(&frame).unwrap());
+        // atan2(|d × n|, d · n): acos of a dot product near 1 would drown
+        // the answer in f32 rounding.
+        let d = got[0].normal.map(f64::from);
+        let n = n.map(f64::from);
+        let cross = [
+            d[1] * n[2] - d[2] * n[1],
+            d[2] * n[0] - d[0] * n[2],
+            d[0] * n[1] - d[1] * n[0],
+        ];
+        let sin = cross.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let cos: f64 = (0..3).map(|k| d[k] * n[k]).sum();
+        worst = worst.max(sin.atan2(cos));
+    }
+    assert!(worst < 1e-4, "{worst}");
+}
+
+#[test]
+fn a_body_spawned_and_removed_between_two_frames_leaves_no_trace() {
+    let bodies = sample_bodies();
+    let mut enc = BinaryEncoder::new();
+    let mut dec = BinaryDecoder::new();
+    let mut json = JsonEncoder::new();
+    dec.decode(&enc.encode_hello(&world(), &bodies)).unwrap();
+    json.encode_hello(&world(), &bodies);
+    let brief = body(50, ShapeSpec::Sphere { radius: 0.1 });
+    let frame = enc.encode_tick(
+        121,
+        2.1,
+        &[state_of(&brief)],
+        &[],
+        std::slice::from_ref(&brief),
+        &[50],
+    );
+    let (_, _, sent, _, spawned, removed) = tick_parts(dec.decode(&frame).unwrap());
+    assert!(sent.is_empty());
+    assert_eq!((spawned.len(), removed.as_slice()), (1, &[50][..]));
+    assert!(dec.state(50).is_none());
+    assert_eq!(
+        (enc.baseline_len(), dec.len()),
+        (bodies.len(), bodies.len())
+    );
+    let text = json.encode_tick(121, 2.1, &[state_of(&brief)], &[], &[brief], &[50]);
+    let (_, _, sent, ..) = tick_parts(decode_json(&text).unwrap());
+    assert!(sent.is_empty());
+    assert_eq!(json.baseline_len(), bodies.len());
 }

@@ -12,10 +12,11 @@
 //! moved by the new velocities over the frame interval). A [`BinaryDecoder`]
 //! holds the same baseline and so rebuilds the same integers.
 //!
-//! Baseline rules (both sides, in this order inside a tick): removed ids
-//! leave it, spawned bodies enter it with their spec's state, listed bodies
-//! take their new state (an id the baseline does not know starts from the
-//! all-zero state). A hello replaces the whole baseline.
+//! Baseline rules (both sides, in this order inside a tick): spawned bodies
+//! enter it with their spec's state, removed ids leave it (so a body spawned
+//! and removed between two frames leaves no trace), listed bodies take their
+//! new state (an id the baseline does not know starts from the all-zero
+//! state). A hello replaces the whole baseline.
 
 use super::quantize::{
     decode_normal, encode_normal, predict_position, predict_rotation, prediction_dt, quantize3,
@@ -45,8 +46,8 @@ pub mod message {
 
 /// Bits of a tick's section byte: which sections follow, in this order.
 pub mod section {
-    pub const REMOVED: u8 = 1;
-    pub const SPAWNED: u8 = 2;
+    pub const SPAWNED: u8 = 1;
+    pub const REMOVED: u8 = 2;
     pub const BODIES: u8 = 4;
     pub const CONTACTS: u8 = 8;
 }
@@ -162,10 +163,10 @@ impl BinaryEncoder {
 
     /// A tick frame. `states` may list every body or only those that moved
     /// (in any order; for a repeated id the last wins; ids in `removed` are
-    /// skipped): only bodies whose
-    /// quantized state differs from the baseline are sent. `removed` ids
-    /// leave the baseline and `spawned` bodies enter it (with their spec's
-    /// state) before `states` is compared. Contacts are all sent.
+    /// skipped): only bodies whose quantized state differs from the baseline
+    /// are sent. `spawned` bodies enter the baseline (with their spec's
+    /// state) and then `removed` ids leave it, before `states` is compared.
+    /// Contacts are all sent.
     pub fn encode_tick(
         &mut self,
         tick: u64,
@@ -184,6 +185,19 @@ impl BinaryEncoder {
         out.push(0);
         let mut flags = 0u8;
 
+        if !spawned.is_empty() {
+            flags |= section::SPAWNED;
+            put_varint(&mut out, spawned.len() as u64);
+            let mut record = Vec::with_capacity(64);
+            for b in spawned {
+                let state = spec_state(b);
+                if let Some(id) = b.id {
+                    self.base.insert(id, state);
+                }
+                put_body(&mut out, &mut record, b, &state);
+            }
+        }
+
         self.ids.clear();
         self.ids.extend_from_slice(removed);
         self.ids.sort_unstable();
@@ -196,19 +210,6 @@ impl BinaryEncoder {
                 self.base.remove(&id);
                 put_varint(&mut out, id - next);
                 next = id.wrapping_add(1);
-            }
-        }
-
-        if !spawned.is_empty() {
-            flags |= section::SPAWNED;
-            put_varint(&mut out, spawned.len() as u64);
-            let mut record = Vec::with_capacity(64);
-            for b in spawned {
-                let state = spec_state(b);
-                if let Some(id) = b.id {
-                    self.base.insert(id, state);
-                }
-                put_body(&mut out, &mut record, b, &state);
             }
         }
 
@@ -331,15 +332,11 @@ fn write_body_delta(bits: &mut BitWriter, old: &QState, new: &QState, dt: f64) {
     }
 }
 
-/// Three residuals `new − predicted` (wrapping i32), zigzagged, in a shared
-/// width: 5 bits of width − 1, then each in `width` bits.
+/// Three residuals `new − predicted` (wrapping i32), each zigzagged and
+/// written as an Exp-Golomb code.
 fn write_residual(bits: &mut BitWriter, new: [i32; 3], predicted: [i32; 3]) {
-    let z = [0, 1, 2].map(|k| zigzag32(new[k].wrapping_sub(predicted[k])));
-    let max = z[0] | z[1] | z[2];
-    let width = (32 - max.leading_zeros()).max(1);
-    bits.write((width - 1) as u64, 5);
-    for x in z {
-        bits.write(x as u64, width);
+    for k in 0..3 {
+        bits.exp_golomb(zigzag32(new[k].wrapping_sub(predicted[k])) as u64);
     }
 }
 
@@ -615,6 +612,19 @@ impl BinaryDecoder {
             None => self.base.get(&id).copied(),
         };
 
+        let mut spawned = Vec::new();
+        if flags & section::SPAWNED != 0 {
+            let n = r.count(1)?;
+            spawned.reserve(n);
+            for _ in 0..n {
+                let (body, state) = read_body(r)?;
+                if let Some(id) = body.id {
+                    staged.insert(id, Some(state));
+                }
+                spawned.push(body);
+            }
+        }
+
         let mut removed = Vec::new();
         if flags & section::REMOVED != 0 {
             let n = r.count(1)?;
@@ -633,19 +643,6 @@ impl BinaryDecoder {
                 first = false;
                 staged.insert(id, None);
                 removed.push(id);
-            }
-        }
-
-        let mut spawned = Vec::new();
-        if flags & section::SPAWNED != 0 {
-            let n = r.count(1)?;
-            spawned.reserve(n);
-            for _ in 0..n {
-                let (body, state) = read_body(r)?;
-                if let Some(id) = body.id {
-                    staged.insert(id, Some(state));
-                }
-                spawned.push(body);
             }
         }
 
@@ -754,10 +751,10 @@ fn read_body_delta(bits: &mut BitReader, old: &QState, dt: f64) -> Result<QState
 }
 
 fn read_residual(bits: &mut BitReader, predicted: [i32; 3]) -> Result<[i32; 3], DecodeError> {
-    let width = bits.read(5)? as u32 + 1;
     let mut out = predicted;
     for x in &mut out {
-        let z = bits.read(width)? as u32;
+        let z = u32::try_from(bits.exp_golomb()?)
+            .map_err(|_| bits.error("residual overflows 32 bits"))?;
         *x = x.wrapping_add(unzigzag32(z));
     }
     Ok(out)

@@ -103,8 +103,8 @@ impl JsonEncoder {
 
     /// A tick carrying only the bodies of `states` whose state differs from
     /// the last one sent (by ascending id; for a repeated id the last wins;
-    /// ids in `removed` are skipped). `removed` leave the baseline and
-    /// `spawned` enter it first.
+    /// ids in `removed` are skipped). Before the comparison `spawned` enter
+    /// the baseline and then `removed` leave it.
     pub fn encode_tick(
         &mut self,
         tick: u64,
@@ -114,16 +114,16 @@ impl JsonEncoder {
         spawned: &[Body],
         removed: &[u64],
     ) -> String {
+        for b in spawned {
+            if let Some(id) = b.id {
+                self.last.insert(id, spec_state(id, b));
+            }
+        }
         let mut removed = removed.to_vec();
         removed.sort_unstable();
         removed.dedup();
         for id in &removed {
             self.last.remove(id);
-        }
-        for b in spawned {
-            if let Some(id) = b.id {
-                self.last.insert(id, spec_state(id, b));
-            }
         }
         self.scratch.clear();
         self.scratch.extend_from_slice(states);

@@ -1,5 +1,12 @@
 //! Wire types shared by the server, the command line and the clients: the
-//! JSON messages of DESIGN.md, and (in [`binary`]) their binary encoding.
+//! JSON messages of DESIGN.md, and their stream encodings.
+//!
+//! - this file: the message types ([`ServerMessage`], [`ClientCommand`], …)
+//! - [`json`]: the JSON stream, with [`JsonEncoder`] sending only changed bodies
+//! - [`binary`]: the binary stream of proto/binary.md, [`BinaryEncoder`] and
+//!   [`BinaryDecoder`] (per-group baselines, predictive deltas)
+//! - [`quantize`]: fixed-point scales, smallest-three rotations, predictors
+//! - `wire`: varints, strings and the bit stream the binary format is made of
 //!
 //! The protocol layer depends on the physics specs (bodies are sent as their
 //! spec plus id and sleeping flag) but never on the server.
