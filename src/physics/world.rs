@@ -368,7 +368,7 @@ impl World {
     /// Closest hit along a ray (direction need not be unit).
     pub fn raycast(&self, origin: Vec3, direction: Vec3, max_distance: f32) -> Option<WorldRayHit> {
         let len = direction.length();
-        if !(len > 0.0) || !origin.is_finite() || !max_distance.is_finite() {
+        if len.is_nan() || len <= 0.0 || !origin.is_finite() || !max_distance.is_finite() {
             return None;
         }
         let dir = direction / len;

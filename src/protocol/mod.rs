@@ -1,5 +1,12 @@
 //! Wire types shared by the server, the command line and the clients: the
-//! JSON messages of DESIGN.md, and (in [`binary`]) their binary encoding.
+//! JSON messages of DESIGN.md, and their stream encodings.
+//!
+//! - this file: the message types ([`ServerMessage`], [`ClientCommand`], …)
+//! - [`json`]: the JSON stream, with [`JsonEncoder`] sending only changed bodies
+//! - [`binary`]: the binary stream of proto/binary.md, [`BinaryEncoder`] and
+//!   [`BinaryDecoder`] (per-group baselines, predictive deltas)
+//! - [`quantize`]: fixed-point scales, smallest-three rotations, predictors
+//! - `wire`: varints, strings and the bit stream the binary format is made of
 //!
 //! The protocol layer depends on the physics specs (bodies are sent as their
 //! spec plus id and sleeping flag) but never on the server.
@@ -8,6 +15,14 @@ use crate::physics::body::Body as EngineBody;
 use crate::physics::events::ContactEvent;
 use crate::physics::scene::BodySpec;
 use serde::{Deserialize, Serialize};
+
+pub mod binary;
+pub mod json;
+pub mod quantize;
+mod wire;
+
+pub use binary::{BinaryDecoder, BinaryEncoder, DecodeError};
+pub use json::{encode_json, JsonEncoder};
 
 /// A body on the wire: its spec with `id` and `sleeping` set.
 pub type Body = BodySpec;
@@ -58,7 +73,7 @@ pub struct WorldInfo {
 }
 
 /// Server → client messages.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     Hello {
@@ -77,7 +92,7 @@ pub enum ServerMessage {
         seq: u64,
     },
     Error {
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         seq: Option<u64>,
         code: String,
         message: String,
