@@ -932,3 +932,7 @@ fn reduce(c: &[Candidate], n: Vec3) -> ([usize; MAX_MANIFOLD_POINTS], usize) {
         None => (sel, 3),
     }
 }
+
+#[cfg(test)]
+#[path = "manifold_tests.rs"]
+mod tests;

@@ -34,8 +34,9 @@ pub trait Polytope {
     fn edge(&self, e: usize) -> ([usize; 2], [usize; 2]);
     /// A vertex maximizing `x·d`.
     fn support(&self, d: Vec3) -> Vec3;
-    /// The face whose normal is most aligned with `d`.
-    fn most_aligned_face(&self, d: Vec3) -> usize;
+    /// Among the faces holding the support vertex in direction `d`, the one
+    /// whose normal is most aligned with `d` (the incident face for a clip).
+    fn supporting_face(&self, d: Vec3) -> usize;
     /// Face `f` as a world-space polygon for `pose`.
     fn face_feature(&self, pose: &Pose, f: usize) -> SupportFeature;
     /// A point strictly inside.
@@ -72,7 +73,8 @@ impl Polytope for Cuboid {
         Cuboid::support(self, d)
     }
     #[inline]
-    fn most_aligned_face(&self, d: Vec3) -> usize {
+    fn supporting_face(&self, d: Vec3) -> usize {
+        // The face of the largest component holds the support vertex.
         Cuboid::most_aligned_face(d)
     }
     fn face_feature(&self, pose: &Pose, f: usize) -> SupportFeature {
@@ -114,8 +116,8 @@ impl Polytope for ConvexHull {
     fn support(&self, d: Vec3) -> Vec3 {
         ConvexHull::support(self, d)
     }
-    fn most_aligned_face(&self, d: Vec3) -> usize {
-        ConvexHull::most_aligned_face(self, d)
+    fn supporting_face(&self, d: Vec3) -> usize {
+        ConvexHull::supporting_face(self, d)
     }
     fn face_feature(&self, pose: &Pose, f: usize) -> SupportFeature {
         ConvexHull::face_feature(self, pose, f)
@@ -153,7 +155,7 @@ pub struct SatCache {
 /// Slack before switching reference feature: absolute (m) plus relative to
 /// the separation.
 const SWITCH_ABS: f32 = 5e-4;
-const SWITCH_REL: f32 = 0.05;
+const SWITCH_REL: f32 = 0.02;
 
 /// Maps points of one polytope's frame into the other's.
 struct Rel {
@@ -225,7 +227,16 @@ pub fn polytope_contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         return separated(cache, SatAxis::Edges(edge.a as u16, edge.b as u16));
     }
 
+    // The best axis, and the one hysteresis keeps: faces before edges, A's
+    // face before B's, the kind used last time before a switch.
     let slack = |s: f32| SWITCH_ABS + SWITCH_REL * s.abs();
+    let best = if edge.sep > fa_sep.max(fb_sep) {
+        Axis::Edge
+    } else if fb_sep > fa_sep {
+        Axis::FaceB
+    } else {
+        Axis::FaceA
+    };
     let use_b = if matches!(cache.axis, SatAxis::FaceB(_)) {
         fb_sep + slack(fb_sep) >= fa_sep
     } else {
@@ -238,64 +249,101 @@ pub fn polytope_contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         } else {
             edge.sep > face_sep + slack(face_sep)
         };
+    let preferred = if use_edge {
+        Axis::Edge
+    } else if use_b {
+        Axis::FaceB
+    } else {
+        Axis::FaceA
+    };
 
     let local_a = Pose::new(Vec3::ZERO, pose_a.rotation);
     let local_b = Pose::new(d, pose_b.rotation);
-    let mut m = if use_edge {
-        cache.axis = SatAxis::Edges(edge.a as u16, edge.b as u16);
-        let ([u, v], _) = a.edge(edge.a);
-        let ([s, t], _) = b.edge(edge.b);
-        let (a0, a1) = (ra * a.vertex(u), ra * a.vertex(v));
-        let (b0, b1) = (rb * b.vertex(s) + d, rb * b.vertex(t) + d);
-        let n = (rb * edge.axis).normalize();
-        let (s, t) = closest_segment_params(a0, a1, b0, b1);
-        let (ca, cb) = (a0 + (a1 - a0) * s, b0 + (b1 - b0) * t);
-        let sep = (cb - ca).dot(n) - radius_a - radius_b;
-        let mut m = Manifold::new(n);
-        if sep <= speculative {
-            m.push(ContactPoint {
-                point_a: ca + n * radius_a,
-                point_b: cb - n * radius_b,
-                separation: sep,
-                id: FeatureId::new(
-                    FeatureKind::Edge,
-                    edge.a as u8,
-                    FeatureKind::Edge,
-                    edge.b as u8,
-                ),
-            });
+    // The manifold for an axis, and whether it is a real contact there. The
+    // best axis always is; a kept axis that is not the best may not be (its
+    // features need not overlap), and then the best one is used.
+    let build = |axis: Axis| -> (Manifold, bool) {
+        match axis {
+            Axis::Edge => {
+                let ([u, v], _) = a.edge(edge.a);
+                let ([s, t], _) = b.edge(edge.b);
+                let (a0, a1) = (ra * a.vertex(u), ra * a.vertex(v));
+                let (b0, b1) = (rb * b.vertex(s) + d, rb * b.vertex(t) + d);
+                let n = (rb * edge.axis).normalize();
+                let (s, t) = closest_segment_params(a0, a1, b0, b1);
+                let (ca, cb) = (a0 + (a1 - a0) * s, b0 + (b1 - b0) * t);
+                let sep = (cb - ca).dot(n) - radius_a - radius_b;
+                let mut m = Manifold::new(n);
+                if sep <= speculative {
+                    m.push(ContactPoint {
+                        point_a: ca + n * radius_a,
+                        point_b: cb - n * radius_b,
+                        separation: sep,
+                        id: FeatureId::new(
+                            FeatureKind::Edge,
+                            edge.a as u8,
+                            FeatureKind::Edge,
+                            edge.b as u8,
+                        ),
+                    });
+                }
+                // Edges cross: the closest points are inside both.
+                let inside = s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0;
+                (m, inside)
+            }
+            Axis::FaceA | Axis::FaceB => {
+                let (m, sat) = if axis == Axis::FaceA {
+                    let n = ra * a.face_plane(fa).0;
+                    let ib = b.supporting_face(rbt * -n);
+                    let fa_feat = a.face_feature(&local_a, fa);
+                    let fb_feat = b.face_feature(&local_b, ib);
+                    let m = clip_features_with(
+                        &fa_feat,
+                        &fb_feat,
+                        n,
+                        radius_a,
+                        radius_b,
+                        speculative,
+                        Reference::A,
+                    );
+                    (m, fa_sep)
+                } else {
+                    let n = -(rb * b.face_plane(fb).0);
+                    let ia = a.supporting_face(rat * n);
+                    let fa_feat = a.face_feature(&local_a, ia);
+                    let fb_feat = b.face_feature(&local_b, fb);
+                    let m = clip_features_with(
+                        &fa_feat,
+                        &fb_feat,
+                        n,
+                        radius_a,
+                        radius_b,
+                        speculative,
+                        Reference::B,
+                    );
+                    (m, fb_sep)
+                };
+                // The deepest point along the axis made it into the clip.
+                let deepest = m
+                    .points()
+                    .iter()
+                    .map(|p| p.separation)
+                    .fold(f32::INFINITY, f32::min);
+                let real = deepest + radius_a + radius_b <= sat + slack(sat);
+                (m, real)
+            }
         }
-        m
-    } else if use_b {
-        cache.axis = SatAxis::FaceB(fb as u16);
-        let n = -(rb * b.face_plane(fb).0);
-        let ia = a.most_aligned_face(rat * n);
-        let fa_feat = a.face_feature(&local_a, ia);
-        let fb_feat = b.face_feature(&local_b, fb);
-        clip_features_with(
-            &fa_feat,
-            &fb_feat,
-            n,
-            radius_a,
-            radius_b,
-            speculative,
-            Reference::B,
-        )
-    } else {
-        cache.axis = SatAxis::FaceA(fa as u16);
-        let n = ra * a.face_plane(fa).0;
-        let ib = b.most_aligned_face(rbt * -n);
-        let fa_feat = a.face_feature(&local_a, fa);
-        let fb_feat = b.face_feature(&local_b, ib);
-        clip_features_with(
-            &fa_feat,
-            &fb_feat,
-            n,
-            radius_a,
-            radius_b,
-            speculative,
-            Reference::A,
-        )
+    };
+    let (mut m, real) = build(preferred);
+    let mut used = preferred;
+    if !real && preferred != best {
+        m = build(best).0;
+        used = best;
+    }
+    cache.axis = match used {
+        Axis::FaceA => SatAxis::FaceA(fa as u16),
+        Axis::FaceB => SatAxis::FaceB(fb as u16),
+        Axis::Edge => SatAxis::Edges(edge.a as u16, edge.b as u16),
     };
     cache.separated = false;
     if m.count == 0 {
@@ -306,6 +354,13 @@ pub fn polytope_contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         p.point_b += origin;
     }
     Some(m)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Axis {
+    FaceA,
+    FaceB,
+    Edge,
 }
 
 /// Box–box contact (no rounding): [`polytope_contact`] for two cuboids,
@@ -475,3 +530,7 @@ fn cached_separation<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "polytope_tests.rs"]
+mod tests;

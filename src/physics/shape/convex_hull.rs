@@ -331,18 +331,20 @@ impl ConvexHull {
         self.vertices[self.support_index(d)]
     }
 
-    /// The face whose outward normal is most aligned with `d`.
-    pub fn most_aligned_face(&self, d: Vec3) -> usize {
-        let mut best = 0;
-        let mut best_d = f32::NEG_INFINITY;
-        for (i, f) in self.faces.iter().enumerate() {
-            let x = f.normal.dot(d);
-            if x > best_d {
-                best_d = x;
-                best = i;
+    /// The face around the support vertex in direction `d` whose normal is
+    /// most aligned with `d`: the face a clip should use, since it holds the
+    /// deepest point. (The face most aligned with `d` over the whole hull
+    /// need not hold the support vertex.)
+    pub fn supporting_face(&self, d: Vec3) -> usize {
+        let v = self.support_index(d);
+        let mut best = (0usize, f32::NEG_INFINITY);
+        for &f in self.vertex_faces.of(v) {
+            let x = self.faces[f as usize].normal.dot(d);
+            if x > best.1 {
+                best = (f as usize, x);
             }
         }
-        best
+        best.0
     }
 
     pub fn aabb(&self, pose: &Pose) -> Aabb {
@@ -432,15 +434,9 @@ impl ConvexHull {
             out.push(pose.transform_point(self.vertices[v]), v as u8);
             return out;
         }
-        let mut best_face = (usize::MAX, f32::NEG_INFINITY);
-        for &f in self.vertex_faces.of(v) {
-            let x = self.faces[f as usize].normal.dot(dn);
-            if x > best_face.1 {
-                best_face = (f as usize, x);
-            }
-        }
-        if best_face.1 >= FEATURE_FACE_COS {
-            return self.face_feature(pose, best_face.0);
+        let f = self.supporting_face(dn);
+        if self.faces[f].normal.dot(dn) >= FEATURE_FACE_COS {
+            return self.face_feature(pose, f);
         }
         let mut best_edge = (usize::MAX, f32::INFINITY);
         for &e in self.vertex_edges.of(v) {

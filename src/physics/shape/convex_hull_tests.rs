@@ -64,19 +64,27 @@ fn check_hull(points: &[Vec3], h: &ConvexHull) {
         };
         assert!(runs(ed.faces[0], a, b) && runs(ed.faces[1], b, a));
     }
-    // Volume by the divergence theorem (independent of the tetrahedra).
+    // Volume by the divergence theorem (independent of the tetrahedra), in
+    // f64 about the first vertex so that far-off hulls keep their digits.
+    // Faces are planar only within the tolerance, which bounds the
+    // difference: total area × tolerance.
+    let o = h.vertices[0].as_dvec3();
     let mut vol = 0.0f64;
+    let mut total_area = 0.0f64;
     for (fi, face) in h.faces().iter().enumerate() {
         let lp = h.face_vertices(fi);
-        let mut area = Vec3::ZERO;
+        let p = |i: usize| h.vertices[lp[i % lp.len()] as usize].as_dvec3() - o;
+        let mut area = glam::DVec3::ZERO;
         for i in 0..lp.len() {
-            area += h.vertices[lp[i] as usize].cross(h.vertices[lp[(i + 1) % lp.len()] as usize]);
+            area += p(i).cross(p(i + 1));
         }
-        let centroid_d = face.normal.dot(h.vertices[lp[0] as usize]);
-        vol += (0.5 * area.dot(face.normal) * centroid_d) as f64 / 3.0;
+        let n = face.normal.as_dvec3();
+        vol += 0.5 * area.dot(n) * n.dot(p(0)) / 3.0;
+        total_area += 0.5 * area.length();
     }
     let m = h.mass_properties(1.0).mass as f64;
-    assert!((m - vol).abs() <= 1e-4 * vol.abs(), "volume {m} vs {vol}");
+    let bound = total_area * t as f64 + 1e-5 * vol.abs();
+    assert!((m - vol).abs() <= bound, "volume {m} vs {vol}");
 }
 
 #[test]
@@ -396,6 +404,33 @@ proptest! {
         match ConvexHull::new(&world) {
             Ok(h) => check_hull(&world, &h),
             Err(HullError::Degenerate(_)) => prop_assert!(grid_is_flat(&pts)),
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+
+    #[test]
+    fn scaled_and_offset_clouds(
+        pts in prop::collection::vec((-1.0f32..1.0, -1.0f32..1.0, -1.0f32..1.0), 8..60),
+        scale_exp in -3i32..=3,
+        offset in (-1e4f32..1e4, -1e4f32..1e4, -1e4f32..1e4),
+        flatten in 0usize..3,
+    ) {
+        // Some clouds squashed to a thin slab, ten times thicker than the
+        // tolerance, along one axis.
+        let scale = 10f32.powi(scale_exp);
+        let off = Vec3::new(offset.0, offset.1, offset.2) * (scale / 1e3).min(1.0);
+        let world: Vec<Vec3> = pts
+            .iter()
+            .map(|&(x, y, z)| {
+                let mut p = Vec3::new(x, y, z);
+                if flatten == 1 {
+                    p.y *= 1e-3;
+                }
+                p * scale + off
+            })
+            .collect();
+        match ConvexHull::new(&world) {
+            Ok(h) => check_hull(&world, &h),
             Err(e) => prop_assert!(false, "unexpected error {e}"),
         }
     }

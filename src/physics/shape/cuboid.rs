@@ -75,7 +75,7 @@ impl Cuboid {
     /// Outward normal of face `f` (0 = +x, 1 = −x, … 5 = −z).
     #[inline]
     pub fn face_normal(f: usize) -> Vec3 {
-        let s = if f % 2 == 0 { 1.0 } else { -1.0 };
+        let s = if f & 1 == 0 { 1.0 } else { -1.0 };
         match f / 2 {
             0 => Vec3::new(s, 0.0, 0.0),
             1 => Vec3::new(0.0, s, 0.0),
