@@ -253,25 +253,28 @@ pub fn clip_features_with(
             id,
         });
     }
-    // Keep the points within reach, without duplicates.
-    let mut kept = Candidates::default();
+    // Keep the points within reach, without duplicates (in place).
     let eps = 1e-5 * cands.extent();
-    for c in cands.items() {
+    let mut kept = 0;
+    for i in 0..cands.len {
+        let c = cands.items[i];
         if c.sep > speculative {
             continue;
         }
-        if let Some(k) = kept
-            .items_mut()
-            .iter_mut()
-            .find(|k| k.id == c.id || (k.p_inc - c.p_inc).length_squared() <= eps * eps)
-        {
-            if c.sep < k.sep {
-                *k = *c;
+        let dup = cands.items[..kept]
+            .iter()
+            .position(|k| k.id == c.id || (k.p_inc - c.p_inc).length_squared() <= eps * eps);
+        match dup {
+            Some(k) if c.sep < cands.items[k].sep => cands.items[k] = c,
+            Some(_) => {}
+            None => {
+                cands.items[kept] = c;
+                kept += 1;
             }
-            continue;
         }
-        kept.push(*c);
     }
+    cands.len = kept;
+    let kept = cands;
     let (sel, count) = reduce(kept.items(), ctx.n);
     let (ra, rb) = (radius_a, radius_b);
     for &i in &sel[..count] {
@@ -327,7 +330,7 @@ struct Candidate {
     id: FeatureId,
 }
 
-const MAX_CANDIDATES: usize = 3 * MAX_FEATURE_POINTS;
+const MAX_CANDIDATES: usize = 2 * MAX_FEATURE_POINTS;
 
 #[derive(Clone, Copy)]
 struct Candidates {
@@ -353,9 +356,6 @@ impl Candidates {
     }
     fn items(&self) -> &[Candidate] {
         &self.items[..self.len]
-    }
-    fn items_mut(&mut self) -> &mut [Candidate] {
-        &mut self.items[..self.len]
     }
     /// Largest distance of a point from the first: the patch size.
     fn extent(&self) -> f32 {
@@ -471,7 +471,7 @@ enum Along {
     /// An incident edge, named by its start vertex id.
     Incident(u8),
     /// Side plane `j` of the reference polygon.
-    Side(usize),
+    Side(u8),
 }
 
 #[derive(Clone, Copy)]
@@ -481,7 +481,8 @@ struct ClipVertex {
     along: Along,
 }
 
-const CLIP_CAPACITY: usize = 3 * MAX_FEATURE_POINTS;
+/// A convex polygon of n vertices clipped by k planes keeps at most n + k.
+const CLIP_CAPACITY: usize = 2 * MAX_FEATURE_POINTS;
 
 #[derive(Clone, Copy)]
 struct ClipPolygon {
@@ -528,11 +529,13 @@ fn clip_against_polygon(ctx: &Ctx, out: &mut Candidates) {
     let plane = RefPlane::new(c, pn, ctx.n);
     // Side plane j: through r_j, outward normal (r_{j+1} − r_j) × pn (the
     // loop winds counter-clockwise about pn).
-    let side = |j: usize| {
+    let mut sides = [(Vec3::ZERO, Vec3::ZERO); MAX_FEATURE_POINTS];
+    for (j, s) in sides.iter_mut().enumerate().take(m) {
         let a = r.points[j];
         let e = r.points[(j + 1) % m] - a;
-        (a, e.cross(pn).normalize_or_zero())
-    };
+        *s = (a, e.cross(pn).normalize_or_zero());
+    }
+    let side = |j: usize| sides[j];
     let inside = |x: Vec3| {
         (0..m).all(|j| {
             let (a, s) = side(j);
@@ -587,57 +590,87 @@ fn clip_against_polygon(ctx: &Ctx, out: &mut Candidates) {
             }
         }
         _ => {
-            let mut poly = ClipPolygon::new();
+            // Ping-pong between two buffers: no copies of whole polygons.
+            let mut bufs = [ClipPolygon::new(), ClipPolygon::new()];
             for k in 0..inc.count {
-                poly.push(ClipVertex {
+                bufs[0].push(ClipVertex {
                     p: inc.points[k],
                     id: ctx.id(Face, r.face, Vertex, inc.ids[k]),
                     along: Along::Incident(inc.ids[k]),
                 });
             }
             for j in 0..m {
-                let (a, s) = side(j);
-                let mut next = ClipPolygon::new();
-                for k in 0..poly.len {
-                    let p = poly.v[k];
-                    let q = poly.v[(k + 1) % poly.len];
-                    let dp = (p.p - a).dot(s);
-                    let dq = (q.p - a).dot(s);
-                    let (p_in, q_in) = (dp <= eps, dq <= eps);
-                    if p_in {
-                        let mut p = p;
-                        if !q_in && dp >= -eps {
-                            // p is on the plane: it is where the polygon
-                            // leaves, and its edge now runs along side j.
-                            p.along = Along::Side(j);
-                            next.push(p);
-                            continue;
-                        }
-                        next.push(p);
-                    }
-                    if p_in != q_in && !(q_in && dq >= -eps) {
-                        let t = dp / (dp - dq);
-                        let x = p.p + (q.p - p.p) * t;
-                        let id = match p.along {
-                            Along::Incident(e) => ctx.id(Edge, r.ids[j], Edge, e),
-                            Along::Side(jp) => {
-                                // Two side planes meet at a reference corner.
-                                let corner = if (jp + 1) % m == j { j } else { (j + 1) % m };
-                                ctx.id(Vertex, r.ids[corner], Face, inc.face)
-                            }
-                        };
-                        let along = if p_in { Along::Side(j) } else { p.along };
-                        next.push(ClipVertex { p: x, id, along });
-                    }
-                }
-                poly = next;
-                if poly.len == 0 {
+                let (src, dst) = if j % 2 == 0 {
+                    let (a, b) = bufs.split_at_mut(1);
+                    (&a[0], &mut b[0])
+                } else {
+                    let (a, b) = bufs.split_at_mut(1);
+                    (&b[0], &mut a[0])
+                };
+                clip_by_side(ctx, src, dst, side(j), j, m, eps);
+                if dst.len == 0 {
                     return;
                 }
             }
+            let poly = &bufs[m % 2];
             for v in &poly.v[..poly.len] {
                 out.push(plane.project(ctx, v.p, v.id));
             }
+        }
+    }
+}
+
+/// One Sutherland–Hodgman step: keeps the part of `src` inside side plane
+/// `j` (point `a`, outward normal `s`) in `dst`. A new vertex where an
+/// incident edge crosses the plane is named by (side j, that edge); where a
+/// stretch along an earlier side crosses it, by the reference corner between
+/// the two sides.
+fn clip_by_side(
+    ctx: &Ctx,
+    src: &ClipPolygon,
+    dst: &mut ClipPolygon,
+    (a, s): (Vec3, Vec3),
+    j: usize,
+    m: usize,
+    eps: f32,
+) {
+    use FeatureKind::{Edge, Face, Vertex};
+    let r = ctx.r;
+    dst.len = 0;
+    for k in 0..src.len {
+        let p = src.v[k];
+        let q = src.v[(k + 1) % src.len];
+        let dp = (p.p - a).dot(s);
+        let dq = (q.p - a).dot(s);
+        let (p_in, q_in) = (dp <= eps, dq <= eps);
+        if p_in {
+            let mut p = p;
+            if !q_in && dp >= -eps {
+                // p is on the plane: it is where the polygon leaves, and its
+                // edge now runs along side j.
+                p.along = Along::Side(j as u8);
+                dst.push(p);
+                continue;
+            }
+            dst.push(p);
+        }
+        if p_in != q_in && !(q_in && dq >= -eps) {
+            let t = dp / (dp - dq);
+            let x = p.p + (q.p - p.p) * t;
+            let id = match p.along {
+                Along::Incident(e) => ctx.id(Edge, r.ids[j], Edge, e),
+                Along::Side(jp) => {
+                    // Two side planes meet at a reference corner.
+                    let corner = if (jp as usize + 1) % m == j {
+                        j
+                    } else {
+                        (j + 1) % m
+                    };
+                    ctx.id(Vertex, r.ids[corner], Face, ctx.inc.face)
+                }
+            };
+            let along = if p_in { Along::Side(j as u8) } else { p.along };
+            dst.push(ClipVertex { p: x, id, along });
         }
     }
 }

@@ -30,7 +30,9 @@ pub trait Polytope {
     /// Outward unit normal and offset: the face lies on `n·x = offset`.
     fn face_plane(&self, f: usize) -> (Vec3, f32);
     fn edge_count(&self) -> usize;
-    /// The edge's two vertices and its two faces.
+    /// The edge's two vertices and its two faces: it runs v0 → v1
+    /// counter-clockwise in f0 and v1 → v0 in f1, so n(f0) × n(f1) points
+    /// from v0 to v1.
     fn edge(&self, e: usize) -> ([usize; 2], [usize; 2]);
     /// A vertex maximizing `x·d`.
     fn support(&self, d: Vec3) -> Vec3;
@@ -418,11 +420,11 @@ struct EdgeQuery {
     axis: Vec3,
 }
 
-/// Do the arc a→b and the arc c→d on the unit sphere cross? `bxa` = b × a and
-/// `dxc` = d × c are the normals of their great circles. c and d must lie on
-/// opposite sides of the first circle, a and b on opposite sides of the
-/// second, and the crossing must be on the same hemisphere for both arcs
-/// (not at the antipode).
+/// Do the arc a→b and the arc c→d on the unit sphere cross? `bxa` is a
+/// positive multiple of b × a and `dxc` of d × c: the normals of their great
+/// circles. c and d must lie on opposite sides of the first circle, a and b
+/// on opposite sides of the second, and the crossing must be on the same
+/// hemisphere for both arcs (not at the antipode).
 #[inline]
 fn arcs_cross(a: Vec3, b: Vec3, bxa: Vec3, c: Vec3, d: Vec3, dxc: Vec3) -> bool {
     let cba = c.dot(bxa);
@@ -434,6 +436,12 @@ fn arcs_cross(a: Vec3, b: Vec3, bxa: Vec3, c: Vec3, d: Vec3, dxc: Vec3) -> bool 
 
 /// Largest separation over the cross products of edge pairs that form a
 /// face of the Minkowski difference A − B, in B's frame.
+///
+/// The arc of an edge on the Gauss map runs from n(f0) to n(f1); its great
+/// circle's normal n(f1) × n(f0) is a positive multiple of −(v1 − v0), so the
+/// edge vectors, needed for the axis anyway, stand in for the cross
+/// products. B enters the difference with its normals negated, which leaves
+/// the circle normal −(v1 − v0) unchanged.
 fn edge_query<P: Polytope + ?Sized, Q: Polytope + ?Sized>(
     a: &P,
     b: &Q,
@@ -453,21 +461,20 @@ fn edge_query<P: Polytope + ?Sized, Q: Polytope + ?Sized>(
         let ea = a_to_b.point(a.vertex(v)) - pa;
         let n1 = a_to_b.rot * a.face_plane(f0).0;
         let n2 = a_to_b.rot * a.face_plane(f1).0;
-        let n2xn1 = n2.cross(n1);
+        let ea_len = ea.length();
         for j in 0..b.edge_count() {
             let ([s, t], [g0, g1]) = b.edge(j);
-            // B's Gauss map enters the difference negated.
-            let m1 = -b.face_plane(g0).0;
-            let m2 = -b.face_plane(g1).0;
-            if !arcs_cross(n1, n2, n2xn1, m1, m2, m2.cross(m1)) {
-                continue;
-            }
             let pb = b.vertex(s);
             let eb = b.vertex(t) - pb;
+            let m1 = -b.face_plane(g0).0;
+            let m2 = -b.face_plane(g1).0;
+            if !arcs_cross(n1, n2, -ea, m1, m2, -eb) {
+                continue;
+            }
             let axis = ea.cross(eb);
             let len = axis.length();
             // Parallel edges: their faces already give the axis.
-            if len <= 1e-5 * ea.length() * eb.length() {
+            if len <= 1e-5 * ea_len * eb.length() {
                 continue;
             }
             let mut n = axis / len;

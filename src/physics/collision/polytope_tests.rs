@@ -581,3 +581,143 @@ proptest! {
         check_against_brute_force(&a, &pa, na, &b, &pb, nb)?;
     }
 }
+
+#[test]
+fn timing_tmp() {
+    use std::time::Instant;
+    let (a, pa, b, pb) = resting();
+    let mut cache = SatCache::default();
+    let t = Instant::now();
+    let mut n = 0;
+    for i in 0..200_000 {
+        let p = Pose::new(
+            pb.position + Vec3::new(i as f32 * 1e-7, 0.0, 0.0),
+            pb.rotation,
+        );
+        n += box_box(&a, &pa, &b, &p, 0.01, &mut cache).map_or(0, |m| m.count);
+    }
+    println!(
+        "box_box resting: {:.0} ns/call ({n})",
+        t.elapsed().as_nanos() as f64 / 200_000.0
+    );
+    let (a, pa, b, pb, ..) = crossed_edges();
+    let t = Instant::now();
+    for _ in 0..200_000 {
+        n += box_box(&a, &pa, &b, &pb, 0.01, &mut cache).map_or(0, |m| m.count);
+    }
+    println!(
+        "box_box edge: {:.0} ns/call ({n})",
+        t.elapsed().as_nanos() as f64 / 200_000.0
+    );
+    let far = Pose::from_position(Vec3::new(0.0, 3.0, 0.0));
+    let mut cache = SatCache::default();
+    let t = Instant::now();
+    for _ in 0..200_000 {
+        n += box_box(&a, &pa, &b, &far, 0.01, &mut cache).map_or(0, |m| m.count);
+    }
+    println!(
+        "box_box separated cached: {:.0} ns/call ({n})",
+        t.elapsed().as_nanos() as f64 / 200_000.0
+    );
+    let g = std::f32::consts::PI * (3.0 - 5f32.sqrt());
+    let pts: Vec<Vec3> = (0..1024)
+        .map(|i| {
+            let y = 1.0 - 2.0 * (i as f32 + 0.5) / 1024.0;
+            let r = (1.0 - y * y).sqrt();
+            let a = g * i as f32;
+            Vec3::new(r * a.cos(), y, r * a.sin())
+        })
+        .collect();
+    let t = Instant::now();
+    let h = ConvexHull::new(&pts).unwrap();
+    println!(
+        "hull of 1024 sphere points: {:?}, {} faces",
+        t.elapsed(),
+        h.faces().len()
+    );
+    let mut grid = Vec::new();
+    for x in 0..10 {
+        for y in 0..10 {
+            for z in 0..10 {
+                grid.push(Vec3::new(x as f32, y as f32, z as f32));
+            }
+        }
+    }
+    let t = Instant::now();
+    let h = ConvexHull::new(&grid).unwrap();
+    println!(
+        "hull of 10x10x10 grid: {:?}, {} faces {} verts",
+        t.elapsed(),
+        h.faces().len(),
+        h.vertices.len()
+    );
+    let small: Vec<Vec3> = pts.iter().step_by(64).copied().collect();
+    let hs = ConvexHull::new(&small).unwrap();
+    let t = Instant::now();
+    let mut c = SatCache::default();
+    for i in 0..20_000 {
+        let p = Pose::new(
+            Vec3::new(0.0, 1.9 + i as f32 * 1e-7, 0.0),
+            Quat::from_rotation_x(0.3),
+        );
+        n += polytope_contact(&hs, &Pose::IDENTITY, &hs, &p, 0.0, 0.0, 0.01, &mut c)
+            .map_or(0, |m| m.count);
+    }
+    println!(
+        "16-point hulls: {:.0} ns/call ({n}) faces {}",
+        t.elapsed().as_nanos() as f64 / 20_000.0,
+        hs.faces().len()
+    );
+}
+
+#[test]
+fn timing_parts_tmp() {
+    use std::time::Instant;
+    let (a, pa, b, pb) = resting();
+    let ra = Mat3::from_quat(pa.rotation);
+    let rb = Mat3::from_quat(pb.rotation);
+    let d = pb.position - pa.position;
+    let a_to_b = Rel {
+        rot: rb.transpose() * ra,
+        trans: rb.transpose() * -d,
+    };
+    let t = Instant::now();
+    let mut s = 0.0;
+    for i in 0..200_000 {
+        let r = Rel {
+            rot: a_to_b.rot,
+            trans: a_to_b.trans + Vec3::X * (i as f32 * 1e-9),
+        };
+        s += edge_query(&a, &b, &r, 1e9).sep;
+    }
+    println!(
+        "edge_query: {:.0} ns ({s})",
+        t.elapsed().as_nanos() as f64 / 200_000.0
+    );
+    let t = Instant::now();
+    for i in 0..200_000 {
+        let r = Rel {
+            rot: a_to_b.rot,
+            trans: a_to_b.trans + Vec3::X * (i as f32 * 1e-9),
+        };
+        s += face_query(&a, &b, &r, 1e9).0;
+    }
+    println!(
+        "face_query: {:.0} ns ({s})",
+        t.elapsed().as_nanos() as f64 / 200_000.0
+    );
+    let fa = a.face_feature(&Pose::IDENTITY, 2);
+    let t = Instant::now();
+    let mut n = 0;
+    for i in 0..200_000 {
+        let fb = b.face_feature(
+            &Pose::from_position(pb.position + Vec3::X * (i as f32 * 1e-9)),
+            3,
+        );
+        n += clip_features_with(&fa, &fb, Vec3::Y, 0.0, 0.0, 0.01, Reference::A).count;
+    }
+    println!(
+        "clip: {:.0} ns ({n})",
+        t.elapsed().as_nanos() as f64 / 200_000.0
+    );
+}

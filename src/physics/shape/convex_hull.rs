@@ -59,8 +59,9 @@ pub struct HullFace {
     feature_len: u32,
 }
 
-/// An edge: its two vertices (in the order they run in `faces[0]`'s loop)
-/// and its two faces.
+/// An edge: its two vertices and its two faces. It runs
+/// `vertices[0] → vertices[1]` counter-clockwise in `faces[0]` and back in
+/// `faces[1]`, so `normal(faces[0]) × normal(faces[1])` points along it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HullEdge {
     pub vertices: [u16; 2],

@@ -14,6 +14,26 @@ pub struct Cuboid {
 // Fixed box topology. Vertex `i` has coordinate signs taken from its bits:
 // bit 0 → x, bit 1 → y, bit 2 → z (set = +half extent).
 
+const VERTEX_SIGNS: [Vec3; 8] = [
+    Vec3::new(-1.0, -1.0, -1.0),
+    Vec3::new(1.0, -1.0, -1.0),
+    Vec3::new(-1.0, 1.0, -1.0),
+    Vec3::new(1.0, 1.0, -1.0),
+    Vec3::new(-1.0, -1.0, 1.0),
+    Vec3::new(1.0, -1.0, 1.0),
+    Vec3::new(-1.0, 1.0, 1.0),
+    Vec3::new(1.0, 1.0, 1.0),
+];
+
+const FACE_NORMALS: [Vec3; 6] = [
+    Vec3::X,
+    Vec3::NEG_X,
+    Vec3::Y,
+    Vec3::NEG_Y,
+    Vec3::Z,
+    Vec3::NEG_Z,
+];
+
 /// Face `f` has outward normal along axis `f / 2`, positive when `f` is even:
 /// 0 = +x, 1 = −x, 2 = +y, 3 = −y, 4 = +z, 5 = −z. Each loop is
 /// counter-clockwise seen from outside.
@@ -26,21 +46,21 @@ pub const BOX_FACES: [[u8; 4]; 6] = [
     [0, 2, 3, 1],
 ];
 
-/// The twelve edges: `(vertex, vertex, face, face)`. Edges `4k..4k+4` run
-/// along axis `k`, from the vertex with that coordinate negative to the one
-/// with it positive.
+/// The twelve edges: `([v0, v1], [f0, f1])`, running v0 → v1 counter-clockwise
+/// in face f0 and v1 → v0 in f1. Edges `4k..4k+4` run along axis `k`, from
+/// the vertex with that coordinate negative to the one with it positive.
 pub const BOX_EDGES: [([u8; 2], [u8; 2]); 12] = [
     ([0, 1], [3, 5]),
-    ([2, 3], [2, 5]),
-    ([4, 5], [3, 4]),
+    ([2, 3], [5, 2]),
+    ([4, 5], [4, 3]),
     ([6, 7], [2, 4]),
-    ([0, 2], [1, 5]),
+    ([0, 2], [5, 1]),
     ([1, 3], [0, 5]),
     ([4, 6], [1, 4]),
-    ([5, 7], [0, 4]),
+    ([5, 7], [4, 0]),
     ([0, 4], [1, 3]),
-    ([1, 5], [0, 3]),
-    ([2, 6], [1, 2]),
+    ([1, 5], [3, 0]),
+    ([2, 6], [2, 1]),
     ([3, 7], [0, 2]),
 ];
 
@@ -64,23 +84,13 @@ impl Cuboid {
     /// Local position of vertex `i` of the box topology.
     #[inline]
     pub fn vertex(&self, i: usize) -> Vec3 {
-        let h = self.half_extents;
-        Vec3::new(
-            if i & 1 != 0 { h.x } else { -h.x },
-            if i & 2 != 0 { h.y } else { -h.y },
-            if i & 4 != 0 { h.z } else { -h.z },
-        )
+        self.half_extents * VERTEX_SIGNS[i & 7]
     }
 
     /// Outward normal of face `f` (0 = +x, 1 = −x, … 5 = −z).
     #[inline]
     pub fn face_normal(f: usize) -> Vec3 {
-        let s = if f & 1 == 0 { 1.0 } else { -1.0 };
-        match f / 2 {
-            0 => Vec3::new(s, 0.0, 0.0),
-            1 => Vec3::new(0.0, s, 0.0),
-            _ => Vec3::new(0.0, 0.0, s),
-        }
+        FACE_NORMALS[f]
     }
 
     /// Plane offset of face `f`: the face lies on `n·x = offset`.
@@ -222,9 +232,11 @@ mod tests {
             };
             let f0 = &BOX_FACES[f[0] as usize];
             let f1 = &BOX_FACES[f[1] as usize];
-            assert!(dir(f0, v[0], v[1]) ^ dir(f0, v[1], v[0]));
-            assert!(dir(f1, v[0], v[1]) ^ dir(f1, v[1], v[0]));
-            assert!(dir(f0, v[0], v[1]) != dir(f1, v[0], v[1]));
+            assert!(dir(f0, v[0], v[1]) && dir(f1, v[1], v[0]));
+            // n0 × n1 points along v0 → v1.
+            let e = b.vertex(v[1] as usize) - b.vertex(v[0] as usize);
+            let c = Cuboid::face_normal(f[0] as usize).cross(Cuboid::face_normal(f[1] as usize));
+            assert!(c.dot(e) > 0.0);
         }
     }
 
