@@ -167,8 +167,9 @@ pub enum Reference {
 
 /// Builds a manifold from the support feature `fa` of A (in direction
 /// `normal`) and `fb` of B (in direction −`normal`), `normal` pointing from A
-/// to B. The features are of the cores; radii push the surface points out
-/// along the normal. Points farther apart than `speculative` are dropped.
+/// to B (normalized here). The features are of the cores; radii push the
+/// surface points out along the normal. Points farther apart than
+/// `speculative` are dropped.
 ///
 /// * polygon against anything: the other feature is clipped against the
 ///   polygon's side planes (Sutherland–Hodgman) and each kept point is
@@ -214,8 +215,9 @@ pub fn clip_features_with(
     speculative: f32,
     reference: Reference,
 ) -> Manifold {
+    let normal = normal.normalize_or_zero();
     let mut out = Manifold::new(normal);
-    if fa.count == 0 || fb.count == 0 || !normal.is_finite() || normal == Vec3::ZERO {
+    if fa.count == 0 || fb.count == 0 || normal == Vec3::ZERO {
         return out;
     }
     let ref_is_a = choose_reference(fa, fb, normal, reference);
@@ -274,11 +276,10 @@ pub fn clip_features_with(
         }
     }
     cands.len = kept;
-    let kept = cands;
-    let (sel, count) = reduce(kept.items(), ctx.n);
+    let (sel, count) = reduce(cands.items(), ctx.n);
     let (ra, rb) = (radius_a, radius_b);
     for &i in &sel[..count] {
-        let c = kept.items()[i];
+        let c = cands.items[i];
         // Core points to surface points: the reference surface lies r_ref out
         // along n_ref, the incident one r_inc back.
         let (r_ref, r_inc) = if ref_is_a { (ra, rb) } else { (rb, ra) };

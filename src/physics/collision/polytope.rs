@@ -12,6 +12,10 @@
 //! tolerance (or was chosen last time and is still within it), which keeps
 //! the manifold and its feature ids steady.
 //!
+//! [`box_box`] takes the edge axes straight from the 3 × 3 pairs of box axes
+//! instead of walking edge pairs. A [`SatCache`] per pair remembers the last
+//! deciding axis: a separated pair is usually dismissed by that one axis.
+//!
 //! Everything is computed relative to A's position, so the answer does not
 //! lose precision far from the origin; only the final world points are
 //! rounded there.
@@ -187,6 +191,68 @@ pub fn polytope_contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
     speculative: f32,
     cache: &mut SatCache,
 ) -> Option<Manifold> {
+    let pair = Pair {
+        a,
+        pose_a,
+        b,
+        pose_b,
+        radius_a,
+        radius_b,
+        speculative,
+    };
+    contact(&pair, cache, |rel, stop| edge_query(a, b, rel, stop))
+}
+
+/// Box–box contact (no rounding): [`polytope_contact`] for two cuboids with
+/// the edge axes taken directly from the 3 × 3 pairs of box axes, without
+/// allocation.
+pub fn box_box(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    pose_b: &Pose,
+    speculative: f32,
+    cache: &mut SatCache,
+) -> Option<Manifold> {
+    let pair = Pair {
+        a,
+        pose_a,
+        b,
+        pose_b,
+        radius_a: 0.0,
+        radius_b: 0.0,
+        speculative,
+    };
+    contact(&pair, cache, |rel, _| box_edge_query(a, b, rel))
+}
+
+/// The arguments of a contact query.
+struct Pair<'a, A: ?Sized, B: ?Sized> {
+    a: &'a A,
+    pose_a: &'a Pose,
+    b: &'a B,
+    pose_b: &'a Pose,
+    radius_a: f32,
+    radius_b: f32,
+    speculative: f32,
+}
+
+/// SAT and manifold, with the edge query passed in (`rel` maps A's frame
+/// into B's; the query may stop early past `stop`).
+fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
+    pair: &Pair<A, B>,
+    cache: &mut SatCache,
+    edge_query: impl Fn(&Rel, f32) -> EdgeQuery,
+) -> Option<Manifold> {
+    let Pair {
+        a,
+        pose_a,
+        b,
+        pose_b,
+        radius_a,
+        radius_b,
+        speculative,
+    } = *pair;
     let reach = speculative + radius_a + radius_b;
     let origin = pose_a.position;
     let ra = Mat3::from_quat(pose_a.rotation);
@@ -224,7 +290,7 @@ pub fn polytope_contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
     if fb_sep > reach {
         return separated(cache, SatAxis::FaceB(fb as u16));
     }
-    let edge = edge_query(a, b, &a_to_b, reach);
+    let edge = edge_query(&a_to_b, reach);
     if edge.sep > reach {
         return separated(cache, SatAxis::Edges(edge.a as u16, edge.b as u16));
     }
@@ -365,19 +431,6 @@ enum Axis {
     Edge,
 }
 
-/// Box–box contact (no rounding): [`polytope_contact`] for two cuboids,
-/// without allocation.
-pub fn box_box(
-    a: &Cuboid,
-    pose_a: &Pose,
-    b: &Cuboid,
-    pose_b: &Pose,
-    speculative: f32,
-    cache: &mut SatCache,
-) -> Option<Manifold> {
-    polytope_contact(a, pose_a, b, pose_b, 0.0, 0.0, speculative, cache)
-}
-
 /// Largest separation over the face normals of `p`, measured against `q`
 /// (`rel` maps p's frame into q's). Stops early past `stop`.
 fn face_query<P: Polytope + ?Sized, Q: Polytope + ?Sized>(
@@ -494,6 +547,69 @@ fn edge_query<P: Polytope + ?Sized, Q: Polytope + ?Sized>(
                 }
             }
         }
+    }
+    best
+}
+
+/// The edge query for two boxes: the nine cross products of their axes,
+/// each with the separation of the boxes' projections, and the two edges
+/// that support the boxes along the best one. In B's frame. No Gauss-map
+/// test is needed: when an edge axis beats every face axis it is the best
+/// direction overall, hence a face of the Minkowski difference; when it does
+/// not, the faces are used (and a held edge axis is checked for a real
+/// crossing before use).
+fn box_edge_query(a: &Cuboid, b: &Cuboid, a_to_b: &Rel) -> EdgeQuery {
+    let (ha, hb) = (a.half_extents, b.half_extents);
+    let ax = [a_to_b.rot.x_axis, a_to_b.rot.y_axis, a_to_b.rot.z_axis];
+    // From A's centre to B's.
+    let t = -a_to_b.trans;
+    let mut best = EdgeQuery {
+        sep: f32::NEG_INFINITY,
+        a: 0,
+        b: 0,
+        axis: Vec3::Y,
+    };
+    let mut best_ij = (0, 0);
+    for (i, ai) in ax.iter().enumerate() {
+        for j in 0..3 {
+            let c = ai.cross(Vec3::AXES[j]);
+            let len = c.length();
+            if len <= 1e-5 {
+                continue;
+            }
+            let mut n = c / len;
+            if n.dot(t) < 0.0 {
+                n = -n;
+            }
+            let r_a =
+                ha.x * n.dot(ax[0]).abs() + ha.y * n.dot(ax[1]).abs() + ha.z * n.dot(ax[2]).abs();
+            let r_b = hb.dot(n.abs());
+            let sep = n.dot(t) - r_a - r_b;
+            if sep > best.sep {
+                best.sep = sep;
+                best.axis = n;
+                best_ij = (i, j);
+            }
+        }
+    }
+    if best.sep > f32::NEG_INFINITY {
+        let (i, j) = best_ij;
+        let n = best.axis;
+        // A's edge along axis i supporting +n; B's along j supporting −n.
+        let mut lo_a = 0;
+        for (k, axk) in ax.iter().enumerate() {
+            if k != i && n.dot(*axk) >= 0.0 {
+                lo_a |= 1 << k;
+            }
+        }
+        let mut lo_b = 0;
+        for k in 0..3 {
+            if k != j && n[k] <= 0.0 {
+                lo_b |= 1 << k;
+            }
+        }
+        best.a = Cuboid::edge_index(lo_a, i);
+        best.b = Cuboid::edge_index(lo_b, j);
     }
     best
 }

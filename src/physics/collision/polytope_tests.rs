@@ -497,12 +497,23 @@ fn check_against_brute_force<A: Polytope, B: Polytope>(
     pb: &Pose,
     nvb: usize,
 ) -> Result<(), TestCaseError> {
+    check_contact_fn(a, pa, nva, b, pb, nvb, contact(a, pa, b, pb, 0.0))
+}
+
+fn check_contact_fn<A: Polytope, B: Polytope>(
+    a: &A,
+    pa: &Pose,
+    nva: usize,
+    b: &B,
+    pb: &Pose,
+    nvb: usize,
+    m: Option<Manifold>,
+) -> Result<(), TestCaseError> {
     let (va, fa, ea) = world_geometry(a, pa, nva);
     let (vb, fb, eb) = world_geometry(b, pb, nvb);
     let truth = brute_separation(&va, &fa, &ea, &vb, &fb, &eb);
     // Keep clear of the boundary where f32 rounding decides.
     prop_assume!(truth.abs() > 1e-4);
-    let m = contact(a, pa, b, pb, 0.0);
     match m {
         None => prop_assert!(truth > 0.0, "missed contact, separation {truth}"),
         Some(m) => {
@@ -566,6 +577,9 @@ proptest! {
         let a = cuboid(ha.0, ha.1, ha.2);
         let b = cuboid(hb.0, hb.1, hb.2);
         check_against_brute_force(&a, &pa, 8, &b, &pb, 8)?;
+        // The box-specific edge query answers the same.
+        let m = box_box(&a, &pa, &b, &pb, 0.0, &mut SatCache::default());
+        check_contact_fn(&a, &pa, 8, &b, &pb, 8, m)?;
     }
 
     #[test]
@@ -581,4 +595,3 @@ proptest! {
         check_against_brute_force(&a, &pa, na, &b, &pb, nb)?;
     }
 }
-

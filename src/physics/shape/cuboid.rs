@@ -154,7 +154,7 @@ impl Cuboid {
             // The edge along `axis` through the support vertex.
             let lo = v & !(1 << axis);
             let hi = v | (1 << axis);
-            let k = 4 * axis + edge_slot(lo, axis);
+            let k = Self::edge_index(lo, axis);
             out.face = k as u8;
             out.push(pose.transform_point(self.vertex(lo)), lo as u8);
             out.push(pose.transform_point(self.vertex(hi)), hi as u8);
@@ -163,6 +163,13 @@ impl Cuboid {
             out.push(pose.transform_point(self.vertex(v)), v as u8);
         }
         out
+    }
+
+    /// Index in [`BOX_EDGES`] of the edge along `axis` whose lower vertex is
+    /// `lo` (bit `axis` of `lo` clear).
+    #[inline]
+    pub fn edge_index(lo: usize, axis: usize) -> usize {
+        4 * axis + edge_slot(lo, axis)
     }
 
     pub fn aabb(&self, pose: &Pose) -> Aabb {

@@ -238,6 +238,9 @@ fn initial_simplex(b: &Builder) -> Result<[u32; 4], HullError> {
             }
         }
     }
+    if best <= 0 {
+        return Err(HullError::Degenerate("all points coincide"));
+    }
     let dir = b.sub(i1, i0);
     let (mut i2, mut best2) = (0, -1i128);
     for i in 0..n {
