@@ -215,6 +215,29 @@ pub fn clip_features_with(
     speculative: f32,
     reference: Reference,
 ) -> Manifold {
+    clip_features_keeping(
+        fa,
+        fb,
+        normal,
+        [radius_a, radius_b],
+        speculative,
+        reference,
+        &[],
+    )
+}
+
+/// [`clip_features_with`], and when more than four points must be reduced,
+/// points whose ids are in `prefer` (last frame's) win ties and stay the
+/// deepest within [`REDUCE_KEEP_DEPTH`].
+pub fn clip_features_keeping(
+    fa: &SupportFeature,
+    fb: &SupportFeature,
+    normal: Vec3,
+    [radius_a, radius_b]: [f32; 2],
+    speculative: f32,
+    reference: Reference,
+    prefer: &[FeatureId],
+) -> Manifold {
     let normal = normal.normalize_or_zero();
     let mut out = Manifold::new(normal);
     if fa.count == 0 || fb.count == 0 || normal == Vec3::ZERO {
@@ -276,7 +299,7 @@ pub fn clip_features_with(
         }
     }
     cands.len = kept;
-    let (sel, count) = reduce(cands.items(), ctx.n);
+    let (sel, count) = reduce(cands.items(), ctx.n, prefer);
     let (ra, rb) = (radius_a, radius_b);
     for &i in &sel[..count] {
         let c = cands.items[i];
@@ -888,16 +911,21 @@ pub(crate) fn closest_segment_params(p1: Vec3, q1: Vec3, p2: Vec3, q2: Vec3) -> 
 }
 
 /// Relative slack within which two candidates count as equally good during
-/// reduction; the tie goes to the smaller feature id, so that the same points
-/// are kept while the contact moves a little.
+/// reduction; the tie goes to a point kept last frame, then to the smaller
+/// feature id, so that the same points are kept while the contact moves a
+/// little.
 const REDUCE_TIE: f32 = 0.02;
 /// Absolute slack (m) for "equally deep".
 const REDUCE_DEPTH_TIE: f32 = 1e-4;
+/// Absolute slack (m) within which a point kept last frame still counts as
+/// the deepest: a resting box that rocks by a fraction of a milliradian keeps
+/// its four points.
+const REDUCE_KEEP_DEPTH: f32 = 1e-3;
 
 /// Picks at most four points: the deepest, the farthest from it, the one
 /// spanning the largest triangle with those, and the one adding the most
 /// area to that triangle. Returns indices into `c`.
-fn reduce(c: &[Candidate], n: Vec3) -> ([usize; MAX_MANIFOLD_POINTS], usize) {
+fn reduce(c: &[Candidate], n: Vec3, prefer: &[FeatureId]) -> ([usize; MAX_MANIFOLD_POINTS], usize) {
     let mut sel = [0usize; MAX_MANIFOLD_POINTS];
     if c.len() <= MAX_MANIFOLD_POINTS {
         for (i, s) in sel.iter_mut().enumerate().take(c.len()) {
@@ -905,7 +933,9 @@ fn reduce(c: &[Candidate], n: Vec3) -> ([usize; MAX_MANIFOLD_POINTS], usize) {
         }
         return (sel, c.len());
     }
-    // Best score, ties within `slack` going to the smallest id.
+    // Best score, ties within `slack` going to a preferred id (kept last
+    // time), then to the smallest id.
+    let kept_before = |i: usize| prefer.contains(&c[i].id);
     let pick = |score: &dyn Fn(usize) -> f32, taken: &[usize], slack: f32| -> Option<usize> {
         let best = (0..c.len())
             .filter(|i| !taken.contains(i))
@@ -913,11 +943,16 @@ fn reduce(c: &[Candidate], n: Vec3) -> ([usize; MAX_MANIFOLD_POINTS], usize) {
             .fold(f32::NEG_INFINITY, f32::max);
         (0..c.len())
             .filter(|i| !taken.contains(i) && score(*i) >= best - slack)
-            .min_by_key(|&i| (c[i].id, i))
+            .min_by_key(|&i| (!kept_before(i), c[i].id, i))
     };
     let tangent = |v: Vec3| v - n * v.dot(n);
     let p = |i: usize| c[i].p_ref;
-    let i0 = pick(&|i| -c[i].sep, &[], REDUCE_DEPTH_TIE).unwrap_or(0);
+    let deepest = (0..c.len()).map(|i| c[i].sep).fold(f32::INFINITY, f32::min);
+    let i0 = (0..c.len())
+        .filter(|&i| kept_before(i) && c[i].sep <= deepest + REDUCE_KEEP_DEPTH)
+        .min_by(|&i, &j| c[i].sep.total_cmp(&c[j].sep).then(c[i].id.cmp(&c[j].id)))
+        .or_else(|| pick(&|i| -c[i].sep, &[], REDUCE_DEPTH_TIE))
+        .unwrap_or(0);
     sel[0] = i0;
     let d2 = |i: usize| tangent(p(i) - p(i0)).length_squared();
     let best = (0..c.len()).map(d2).fold(0.0, f32::max);

@@ -4,7 +4,7 @@ pub mod manifold;
 pub mod polytope;
 
 pub use manifold::{
-    clip_features, clip_features_with, ContactPoint, FeatureId, FeatureKind, Manifold, Reference,
-    SupportFeature,
+    clip_features, clip_features_keeping, clip_features_with, ContactPoint, FeatureId, FeatureKind,
+    Manifold, Reference, SupportFeature,
 };
 pub use polytope::{box_box, polytope_contact, Polytope, SatAxis, SatCache};

@@ -6,7 +6,7 @@
 //! Gauss map cross, i.e. that form a face of the Minkowski difference, can
 //! realize the minimum, so the others are skipped without a cross product.
 //! The largest separation over all axes decides: a face axis leads to a
-//! clipped face contact ([`clip_features_with`]), an edge axis to a single
+//! clipped face contact ([`clip_features_keeping`]), an edge axis to a single
 //! point at the closest points of the two edges. Faces are preferred over
 //! edges, and A's face over B's, unless the other is better by a small
 //! tolerance (or was chosen last time and is still within it), which keeps
@@ -21,8 +21,8 @@
 //! rounded there.
 
 use super::manifold::{
-    clip_features_with, closest_segment_params, ContactPoint, FeatureId, FeatureKind, Manifold,
-    Reference, SupportFeature,
+    clip_features_keeping, closest_segment_params, ContactPoint, FeatureId, FeatureKind, Manifold,
+    Reference, SupportFeature, MAX_MANIFOLD_POINTS,
 };
 use crate::physics::math::{Mat3, Pose, Vec3};
 use crate::physics::shape::{ConvexHull, Cuboid, BOX_EDGES, BOX_FACES};
@@ -147,15 +147,19 @@ pub enum SatAxis {
     Edges(u16, u16),
 }
 
-/// What one pair remembers between frames: the axis that decided last time.
-/// A pair that was separated is first tested along that axis again, which
-/// usually ends the query at once; a pair in contact keeps the same kind of
-/// reference feature while the alternatives are not clearly better.
+/// What one pair remembers between frames: the axis that decided last time,
+/// and the ids of the points kept. A pair that was separated is first tested
+/// along that axis again, which usually ends the query at once; a pair in
+/// contact keeps the same kind of reference feature while the alternatives
+/// are not clearly better, and the same points when more than four must be
+/// reduced to four.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SatCache {
     pub axis: SatAxis,
     /// The axis separated the shapes by more than the speculative distance.
     pub separated: bool,
+    pub kept: [FeatureId; MAX_MANIFOLD_POINTS],
+    pub kept_count: u8,
 }
 
 /// Slack before switching reference feature: absolute (m) plus relative to
@@ -272,6 +276,7 @@ fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
     if let Some(sep) = cached_separation(a, b, &a_to_b, &b_to_a, cache.axis) {
         if sep > reach {
             cache.separated = true;
+            cache.kept_count = 0;
             return None;
         }
     }
@@ -279,6 +284,7 @@ fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         *cache = SatCache {
             axis,
             separated: true,
+            ..Default::default()
         };
         None
     };
@@ -325,6 +331,7 @@ fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         Axis::FaceA
     };
 
+    let prefer = &cache.kept[..cache.kept_count as usize];
     let local_a = Pose::new(Vec3::ZERO, pose_a.rotation);
     let local_b = Pose::new(d, pose_b.rotation);
     // The manifold for an axis, and whether it is a real contact there. The
@@ -365,14 +372,14 @@ fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
                     let ib = b.supporting_face(rbt * -n);
                     let fa_feat = a.face_feature(&local_a, fa);
                     let fb_feat = b.face_feature(&local_b, ib);
-                    let m = clip_features_with(
+                    let m = clip_features_keeping(
                         &fa_feat,
                         &fb_feat,
                         n,
-                        radius_a,
-                        radius_b,
+                        [radius_a, radius_b],
                         speculative,
                         Reference::A,
+                        prefer,
                     );
                     (m, fa_sep)
                 } else {
@@ -380,14 +387,14 @@ fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
                     let ia = a.supporting_face(rat * n);
                     let fa_feat = a.face_feature(&local_a, ia);
                     let fb_feat = b.face_feature(&local_b, fb);
-                    let m = clip_features_with(
+                    let m = clip_features_keeping(
                         &fa_feat,
                         &fb_feat,
                         n,
-                        radius_a,
-                        radius_b,
+                        [radius_a, radius_b],
                         speculative,
                         Reference::B,
+                        prefer,
                     );
                     (m, fb_sep)
                 };
@@ -414,6 +421,10 @@ fn contact<A: Polytope + ?Sized, B: Polytope + ?Sized>(
         Axis::Edge => SatAxis::Edges(edge.a as u16, edge.b as u16),
     };
     cache.separated = false;
+    cache.kept_count = m.count as u8;
+    for (k, p) in cache.kept.iter_mut().zip(m.points()) {
+        *k = p.id;
+    }
     if m.count == 0 {
         return None;
     }

@@ -595,3 +595,118 @@ proptest! {
         check_against_brute_force(&a, &pa, na, &b, &pb, nb)?;
     }
 }
+
+/// A resting box jittered by ±0.1 mm and ±0.1 mrad for 200 frames with one
+/// cache: the kept features never change, also where eight points are
+/// reduced to four.
+#[test]
+fn ids_stay_put_while_a_box_jitters_at_rest() {
+    let mut seed = 12345u32;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+    };
+    let cases = [
+        (
+            cuboid(2.0, 0.5, 2.0),
+            Pose::IDENTITY,
+            Vec3::new(0.3, 0.995, -0.2),
+        ),
+        (
+            cuboid(1.0, 0.5, 1.0),
+            Pose::IDENTITY,
+            Vec3::new(0.8, 0.995, 0.1),
+        ),
+        (
+            cuboid(1.2, 0.5, 1.2),
+            Pose::new(Vec3::ZERO, Quat::from_rotation_y(FRAC_PI_4)),
+            Vec3::new(0.0, 0.995, 0.0),
+        ),
+    ];
+    for (a, pa, at) in cases {
+        let b = if a.half_extents.x > 1.1 {
+            cuboid(1.0, 0.5, 1.0)
+        } else {
+            cuboid(0.5, 0.5, 0.5)
+        };
+        let mut cache = SatCache::default();
+        let mut first: Option<Vec<FeatureId>> = None;
+        for _ in 0..200 {
+            let pos = at + Vec3::new(rnd(), rnd(), rnd()) * 1e-4;
+            let rot = Quat::from_euler(
+                glam::EulerRot::XYZ,
+                rnd() * 5e-4,
+                rnd() * 5e-4,
+                rnd() * 5e-4,
+            );
+            let m = box_box(&a, &pa, &b, &Pose::new(pos, rot), 0.01, &mut cache).unwrap();
+            assert!(m.normal.abs_diff_eq(Vec3::Y, 1e-3));
+            let ids = sorted_ids(&m);
+            match &first {
+                None => first = Some(ids),
+                Some(f) => assert_eq!(f, &ids),
+            }
+        }
+    }
+}
+
+#[test]
+fn prism_with_32_gon_caps_stands_on_a_box() {
+    // Caps larger than a support feature carries: the reduced 16-gon clips.
+    let mut pts = Vec::new();
+    for i in 0..32 {
+        let a = i as f32 / 32.0 * std::f32::consts::TAU;
+        pts.push(Vec3::new(a.cos(), 0.5, a.sin()));
+        pts.push(Vec3::new(a.cos(), -0.5, a.sin()));
+    }
+    let prism = ConvexHull::new(&pts).unwrap();
+    let ground = cuboid(3.0, 0.5, 3.0);
+    let pb = Pose::from_position(Vec3::new(0.2, 0.99, 0.0));
+    let m = contact(&ground, &Pose::IDENTITY, &prism, &pb, 0.0).unwrap();
+    assert!(m.normal.abs_diff_eq(Vec3::Y, 1e-6));
+    assert_eq!(m.count, 4);
+    for p in m.points() {
+        assert!((p.separation + 0.01).abs() < 1e-5);
+        let r = Vec3::new(p.point_b.x - 0.2, 0.0, p.point_b.z).length();
+        assert!((r - 1.0).abs() < 1e-5, "off the rim: {}", p.point_b);
+    }
+    // The four spread around the rim: the quad covers most of the disc.
+    let q: Vec<Vec3> = m.points().iter().map(|p| p.point_b).collect();
+    let mut diag = 0.0f32;
+    for i in 0..4 {
+        for j in i + 1..4 {
+            diag = diag.max((q[i] - q[j]).length());
+        }
+    }
+    assert!(diag > 1.9, "widest pair {diag}");
+}
+
+#[test]
+fn large_hull_uses_hill_climbing_and_finds_its_lowest_vertex() {
+    let g = std::f32::consts::PI * (3.0 - 5f32.sqrt());
+    let pts: Vec<Vec3> = (0..500)
+        .map(|i| {
+            let y = 1.0 - 2.0 * (i as f32 + 0.5) / 500.0;
+            let r = (1.0 - y * y).sqrt();
+            let a = g * i as f32;
+            Vec3::new(r * a.cos(), y, r * a.sin())
+        })
+        .collect();
+    let ball = ConvexHull::new(&pts).unwrap();
+    let rot = Quat::from_rotation_x(0.3);
+    let low = ball
+        .vertices
+        .iter()
+        .map(|v| (rot * *v).y)
+        .fold(f32::MAX, f32::min);
+    let ground = cuboid(3.0, 0.5, 3.0);
+    let pb = Pose::new(Vec3::new(0.0, 0.5 - low - 0.02, 0.0), rot);
+    let m = contact(&ground, &Pose::IDENTITY, &ball, &pb, 0.0).unwrap();
+    let deepest = m
+        .points()
+        .iter()
+        .map(|p| p.separation)
+        .fold(f32::MAX, f32::min);
+    assert!((deepest + 0.02).abs() < 1e-5, "{deepest}");
+    assert!(m.normal.abs_diff_eq(Vec3::Y, 1e-5));
+}
