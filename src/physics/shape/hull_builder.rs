@@ -313,11 +313,13 @@ fn add_farthest(
     state: &mut Vec<(u32, bool)>,
     round: u32,
 ) -> Result<(), HullError> {
-    let eye = *b.tris[t as usize]
+    let Some(&eye) = b.tris[t as usize]
         .outside
         .iter()
         .max_by(|&&p, &&q| b.dist(t, p).total_cmp(&b.dist(t, q)).then(q.cmp(&p)))
-        .expect("non-empty outside set");
+    else {
+        return Ok(());
+    };
     if !b.sees(t, eye) {
         // Cannot happen while tol is far above the rounding of `dist`.
         return Err(HullError::Degenerate(
