@@ -7,6 +7,7 @@ use crate::physics::shape::{Shape, ShapeKind};
 #[derive(Clone, Debug, Default)]
 pub struct PairCache {
     pub dir: Vec3,
+    pub sat: super::polytope::SatCache,
 }
 
 pub fn contact_manifold(
@@ -57,6 +58,7 @@ pub fn contact_manifold(
             (!m.is_empty()).then_some(m)
         }
         (_, ShapeKind::Plane(_)) => contact_manifold(b, pb, a, pa, spec, _c).map(|m| m.swapped()),
+        (ShapeKind::Box(ba), ShapeKind::Box(bb)) => super::polytope::box_box(ba, pa, bb, pb, spec, &mut _c.sat),
         (ShapeKind::Sphere(_), ShapeKind::Sphere(_)) => {
             let d = pb.position - pa.position;
             let len = d.length();

@@ -15,14 +15,15 @@ mod cone;
 pub mod convex_hull;
 mod cuboid;
 mod cylinder;
+mod hull_builder;
 mod mass;
 mod plane;
 mod sphere;
 
 pub use capsule::Capsule;
 pub use cone::Cone;
-pub use convex_hull::{ConvexHull, HullError};
-pub use cuboid::Cuboid;
+pub use convex_hull::{ConvexHull, HullEdge, HullError, HullFace, MAX_HULL_POINTS};
+pub use cuboid::{Cuboid, BOX_EDGES, BOX_FACES};
 pub use cylinder::Cylinder;
 pub use mass::MassProperties;
 pub use plane::Plane;
