@@ -1,81 +1,710 @@
-//! TEMPORARY: minimal dispatcher until the GJK branch lands.
+//! The narrow-phase entry point: a contact manifold for any pair of shapes.
+//!
+//! [`contact_manifold`] dispatches on the shape pair. Planes, spheres,
+//! capsules and sphere–box have closed-form fast paths; every other pair goes
+//! through GJK on the cores (EPA when the cores overlap), which gives the
+//! normal, and then through the support features of both shapes along that
+//! normal, clipped against each other into up to four points.
+//!
+//! Everything is computed in a frame centred on one of the shapes, so that a
+//! pair 10 km from the origin loses no more precision than its input poses
+//! already carry.
 
-use super::manifold::{ContactPoint, FeatureId, Manifold};
+use super::epa::epa;
+use super::feature::{box_corner, box_face, support_feature};
+use super::gjk::{gjk, CoreSupport, GjkResult, SupportMap};
+use super::manifold::{
+    clip_features, ContactPoint, FeatureId, FeatureKind, Manifold, SupportFeature,
+    MAX_MANIFOLD_POINTS,
+};
+use super::polytope::{box_box, polytope_contact, SatCache};
 use crate::physics::math::{Pose, Vec3};
-use crate::physics::shape::{Shape, ShapeKind};
+use crate::physics::shape::{Capsule, Cuboid, Plane, Shape, ShapeKind};
 
-#[derive(Clone, Debug, Default)]
+/// What a pair remembers from one frame to the next.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PairCache {
-    pub dir: Vec3,
-    pub sat: super::polytope::SatCache,
+    /// Last contact normal from A to B (world space, unit); zero when none.
+    /// Warm-starts GJK and breaks ties in degenerate configurations
+    /// (coincident centres).
+    pub normal: Vec3,
+    /// The polytope separating-axis cache (last axis and kept point ids).
+    pub sat: SatCache,
 }
 
+impl PairCache {
+    fn fallback_normal(&self) -> Vec3 {
+        if self.normal.is_finite() && self.normal.length_squared() > 0.5 {
+            self.normal.normalize()
+        } else {
+            Vec3::Y
+        }
+    }
+}
+
+/// The contact manifold of shapes `a` and `b` at their poses, or `None` when
+/// their surfaces are farther apart than `speculative`.
+///
+/// The normal points from A to B. Each point has
+/// `separation = (point_b − point_a)·normal`: negative for overlap, positive
+/// (up to `speculative`) for speculative points.
 pub fn contact_manifold(
+    a: &Shape,
+    pose_a: &Pose,
+    b: &Shape,
+    pose_b: &Pose,
+    speculative: f32,
+    cache: &mut PairCache,
+) -> Option<Manifold> {
+    if a.is_plane() && b.is_plane() {
+        return None;
+    }
+    // Work relative to a bounded shape's position.
+    let origin = if a.is_plane() {
+        pose_b.position
+    } else {
+        pose_a.position
+    };
+    let pa = Pose::new(pose_a.position - origin, pose_a.rotation);
+    let pb = Pose::new(pose_b.position - origin, pose_b.rotation);
+    let mut m = dispatch(a, &pa, b, &pb, speculative, cache)?;
+    if m.count == 0 || !m.normal.is_finite() {
+        return None;
+    }
+    for p in &mut m.points[..m.count] {
+        p.point_a += origin;
+        p.point_b += origin;
+    }
+    cache.normal = m.normal;
+    Some(m)
+}
+
+fn dispatch(
     a: &Shape,
     pa: &Pose,
     b: &Shape,
     pb: &Pose,
     spec: f32,
-    _c: &mut PairCache,
+    cache: &mut PairCache,
 ) -> Option<Manifold> {
+    use ShapeKind as K;
+    // Polytope pairs go to the separating-axis test unless both hulls are so
+    // large that its edge-pair loop would cost more than GJK/EPA.
+    const MAX_SAT_EDGE_PAIRS: usize = 4096;
+    let (ra, rb) = (a.radius(), b.radius());
     match (&a.kind, &b.kind) {
-        (ShapeKind::Plane(p), _) => {
-            let pl = p.to_world(pa);
-            let n = pl.normal;
-            let mut m = Manifold::new(n);
-            let corners: Vec<Vec3> = match &b.kind {
-                ShapeKind::Box(bx) => {
-                    let h = bx.half_extents;
-                    (0..8)
-                        .map(|i| {
-                            pb.transform_point(Vec3::new(
-                                if i & 1 == 0 { -h.x } else { h.x },
-                                if i & 2 == 0 { -h.y } else { h.y },
-                                if i & 4 == 0 { -h.z } else { h.z },
-                            ))
-                        })
-                        .collect()
-                }
-                _ => vec![b.support_core_world(pb, -n)],
-            };
-            let r = b.radius();
-            let mut pts: Vec<(f32, usize, Vec3)> = corners
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (pl.distance(*c) - r, i, *c))
-                .filter(|x| x.0 <= spec)
-                .collect();
-            pts.sort_by(|x, y| x.0.total_cmp(&y.0));
-            for (sep, i, c) in pts.into_iter().take(4) {
-                let pbp = c - n * r;
-                m.push(ContactPoint {
-                    point_a: pbp - n * sep,
-                    point_b: pbp,
-                    separation: sep,
-                    id: FeatureId(i as u32),
-                });
-            }
-            (!m.is_empty()).then_some(m)
+        (K::Box(ba), K::Box(bb)) if ra == 0.0 && rb == 0.0 => {
+            return box_box(ba, pa, bb, pb, spec, &mut cache.sat)
         }
-        (_, ShapeKind::Plane(_)) => contact_manifold(b, pb, a, pa, spec, _c).map(|m| m.swapped()),
-        (ShapeKind::Box(ba), ShapeKind::Box(bb)) => super::polytope::box_box(ba, pa, bb, pb, spec, &mut _c.sat),
-        (ShapeKind::Sphere(_), ShapeKind::Sphere(_)) => {
-            let d = pb.position - pa.position;
-            let len = d.length();
-            let n = if len > 1e-9 { d / len } else { Vec3::Y };
-            let sep = len - a.radius() - b.radius();
-            if sep > spec {
+        (K::Box(ba), K::Box(bb)) => {
+            return polytope_contact(ba, pa, bb, pb, ra, rb, spec, &mut cache.sat)
+        }
+        (K::Box(ba), K::ConvexHull(hb)) => {
+            return polytope_contact(ba, pa, hb.as_ref(), pb, ra, rb, spec, &mut cache.sat)
+        }
+        (K::ConvexHull(ha), K::Box(bb)) => {
+            return polytope_contact(ha.as_ref(), pa, bb, pb, ra, rb, spec, &mut cache.sat)
+        }
+        (K::ConvexHull(ha), K::ConvexHull(hb))
+            if ha.edges().len() * hb.edges().len() <= MAX_SAT_EDGE_PAIRS =>
+        {
+            return polytope_contact(
+                ha.as_ref(),
+                pa,
+                hb.as_ref(),
+                pb,
+                ra,
+                rb,
+                spec,
+                &mut cache.sat,
+            )
+        }
+        _ => {}
+    }
+    let cache = &*cache;
+    match (&a.kind, &b.kind) {
+        (K::Plane(p), _) => plane_contact(&rounded_plane(p, pa, a.margin), b, pb, spec),
+        (_, K::Plane(p)) => {
+            plane_contact(&rounded_plane(p, pb, b.margin), a, pa, spec).map(|m| m.swapped())
+        }
+        (K::Sphere(_), K::Sphere(_)) => {
+            let n = (pb.position - pa.position).normalize_or(cache.fallback_normal());
+            let mut m = Manifold::new(n);
+            let c = core_pair(pa.position, pb.position, n, a.radius(), b.radius(), 0);
+            (c.separation <= spec).then(|| {
+                m.push(c);
+                m
+            })
+        }
+        (K::Sphere(_), K::Box(bx)) => sphere_box(pa.position, a.radius(), bx, pb, b.radius(), spec),
+        (K::Box(bx), K::Sphere(_)) => {
+            sphere_box(pb.position, b.radius(), bx, pa, a.radius(), spec).map(|m| m.swapped())
+        }
+        (K::Sphere(_), K::Capsule(c)) => {
+            sphere_capsule(pa.position, a.radius(), c, pb, b.radius(), spec, cache)
+        }
+        (K::Capsule(c), K::Sphere(_)) => {
+            let flipped = PairCache {
+                normal: -cache.normal,
+                ..PairCache::default()
+            };
+            sphere_capsule(pb.position, b.radius(), c, pa, a.radius(), spec, &flipped)
+                .map(|m| m.swapped())
+        }
+        (K::Capsule(ca), K::Capsule(cb)) => {
+            capsule_capsule(ca, pa, a.radius(), cb, pb, b.radius(), spec, cache)
+        }
+        _ => convex_contact(a, pa, b, pb, spec, cache),
+    }
+}
+
+/// A contact between two core points `ca` (on A) and `cb` (on B) swept by
+/// radii `ra` and `rb`, measured along `n`.
+fn core_pair(ca: Vec3, cb: Vec3, n: Vec3, ra: f32, rb: f32, id: u32) -> ContactPoint {
+    ContactPoint {
+        point_a: ca + n * ra,
+        point_b: cb - n * rb,
+        separation: (cb - ca).dot(n) - ra - rb,
+        id: FeatureId(id),
+    }
+}
+
+// ---------------------------------------------------------------- planes --
+
+/// A plane in world space, raised by its margin.
+fn rounded_plane(p: &Plane, pose: &Pose, margin: f32) -> Plane {
+    let w = p.to_world(pose);
+    Plane {
+        normal: w.normal,
+        offset: w.offset + margin,
+    }
+}
+
+/// Shape `s` (at `pose`) against the half-space `plane` (world space), plane
+/// as A: the normal is the plane's.
+fn plane_contact(plane: &Plane, s: &Shape, pose: &Pose, spec: f32) -> Option<Manifold> {
+    let n = plane.normal;
+    let r = s.radius();
+    let down = -n;
+    // Core points that may touch the plane, with their feature on the shape.
+    const MAX_CANDS: usize = 17;
+    let mut cands = [(Vec3::ZERO, FeatureKind::Vertex, 0u8); MAX_CANDS];
+    let mut nc = 0;
+    let mut add = |p: Vec3, kind: FeatureKind, id: u8| {
+        if nc < MAX_CANDS {
+            cands[nc] = (p, kind, id);
+            nc += 1;
+        }
+    };
+    match &s.kind {
+        ShapeKind::Sphere(_) => add(pose.position, FeatureKind::Vertex, 0),
+        ShapeKind::Capsule(c) => {
+            let (p0, p1) = c.segment(pose);
+            add(p0, FeatureKind::Vertex, 0);
+            add(p1, FeatureKind::Vertex, 1);
+        }
+        ShapeKind::Box(bx) => {
+            // The face most facing the plane holds the deepest corner.
+            let dl = pose.inverse_transform_vector(down);
+            let a = dl.abs();
+            let axis = if a.x >= a.y && a.x >= a.z {
+                0
+            } else if a.y >= a.z {
+                1
+            } else {
+                2
+            };
+            for i in box_face(axis, dl[axis] >= 0.0) {
+                add(
+                    pose.transform_point(box_corner(bx.half_extents, i)),
+                    FeatureKind::Vertex,
+                    i,
+                );
+            }
+        }
+        ShapeKind::Cylinder(c) => {
+            let axis = pose.transform_vector(Vec3::Y);
+            let (u, w) = rim_frame(pose, axis, down);
+            let s = if axis.dot(down) >= 0.0 { 1.0 } else { -1.0 };
+            let low = pose.position + axis * (s * c.half_height);
+            let high = pose.position - axis * (s * c.half_height);
+            // Ids: the cap (0 bottom, 1 top) times 4 plus the rim direction.
+            let cap = (s > 0.0) as u8;
+            for (k, dir) in [u, w, -u, -w].into_iter().enumerate() {
+                add(low + dir * c.radius, FeatureKind::Vertex, cap * 4 + k as u8);
+            }
+            add(high + u * c.radius, FeatureKind::Vertex, (1 - cap) * 4);
+        }
+        ShapeKind::Cone(c) => {
+            let axis = pose.transform_vector(Vec3::Y);
+            let (u, w) = rim_frame(pose, axis, down);
+            let base = pose.position - axis * c.half_height;
+            for (k, dir) in [u, w, -u, -w].into_iter().enumerate() {
+                add(base + dir * c.radius, FeatureKind::Vertex, k as u8);
+            }
+            add(pose.position + axis * c.half_height, FeatureKind::Vertex, 4);
+        }
+        ShapeKind::ConvexHull(h) => {
+            let f = h.support_feature(pose, pose.inverse_transform_vector(down));
+            for (i, &p) in f.points().iter().enumerate() {
+                add(p, FeatureKind::Vertex, f.ids[i]);
+            }
+            // Always consider the deepest vertex, whatever the feature holds.
+            if f.count == 0 {
+                add(
+                    pose.transform_point(h.support(pose.inverse_transform_vector(down))),
+                    FeatureKind::Vertex,
+                    0,
+                );
+            }
+        }
+        ShapeKind::Plane(_) => return None,
+    }
+    let mut pts = [ContactPoint::default(); MAX_CANDS];
+    let mut np = 0;
+    for &(c, kind, id) in &cands[..nc] {
+        let sep = plane.distance(c) - r;
+        if sep <= spec && sep.is_finite() {
+            let point_b = c - n * r;
+            pts[np] = ContactPoint {
+                point_a: point_b - n * sep,
+                point_b,
+                separation: sep,
+                id: FeatureId::new(FeatureKind::Face, 0, kind, id),
+            };
+            np += 1;
+        }
+    }
+    if np == 0 {
+        return None;
+    }
+    let mut m = Manifold::new(n);
+    for p in reduce_points(&pts[..np], n) {
+        m.push(p);
+    }
+    Some(m)
+}
+
+/// Two unit vectors spanning a cap's plane: `u` towards the deepest rim
+/// point along `down`, `w = axis × u`. When the cap faces `down` squarely
+/// (no deepest direction), the body's own X axis is used so that ids stay
+/// put on a flat resting cylinder.
+fn rim_frame(pose: &Pose, axis: Vec3, down: Vec3) -> (Vec3, Vec3) {
+    let perp = down - axis * axis.dot(down);
+    let u = if perp.length() > 1e-3 {
+        perp.normalize()
+    } else {
+        pose.transform_vector(Vec3::X)
+    };
+    (u, axis.cross(u))
+}
+
+/// At most four of `pts`: the deepest, the one farthest from it, the one
+/// spanning the largest triangle with those two, and the one adding the
+/// most area to that triangle (seen along `n`).
+fn reduce_points(pts: &[ContactPoint], n: Vec3) -> impl Iterator<Item = ContactPoint> + '_ {
+    let mut pick = [usize::MAX; MAX_MANIFOLD_POINTS];
+    let count = if pts.len() <= MAX_MANIFOLD_POINTS {
+        for (i, p) in pick.iter_mut().enumerate().take(pts.len()) {
+            *p = i;
+        }
+        pts.len()
+    } else {
+        let pos = |i: usize| pts[i].point_b;
+        let argmax = |score: &dyn Fn(usize) -> f32, taken: &[usize]| {
+            let mut best = (usize::MAX, f32::NEG_INFINITY);
+            for i in 0..pts.len() {
+                let s = score(i);
+                if !taken.contains(&i) && s > best.1 {
+                    best = (i, s);
+                }
+            }
+            best.0
+        };
+        let i0 = argmax(&|i| -pts[i].separation, &[]);
+        let i1 = argmax(&|i| (pos(i) - pos(i0)).length_squared(), &[i0]);
+        let i2 = argmax(
+            &|i| (pos(i1) - pos(i0)).cross(pos(i) - pos(i0)).dot(n).abs(),
+            &[i0, i1],
+        );
+        // Orient the triangle counter-clockwise about n; a point adds area
+        // when it lies outside one of its edges.
+        let (a, b) = if (pos(i1) - pos(i0)).cross(pos(i2) - pos(i0)).dot(n) >= 0.0 {
+            (i1, i2)
+        } else {
+            (i2, i1)
+        };
+        let tri = [i0, a, b];
+        let i3 = argmax(
+            &|i| {
+                (0..3)
+                    .map(|e| {
+                        let (p, q) = (pos(tri[e]), pos(tri[(e + 1) % 3]));
+                        -(q - p).cross(pos(i) - p).dot(n)
+                    })
+                    .fold(f32::NEG_INFINITY, f32::max)
+            },
+            &[i0, i1, i2],
+        );
+        pick = [i0, i1, i2, i3];
+        MAX_MANIFOLD_POINTS
+    };
+    pick.into_iter()
+        .take(count)
+        .filter(|&i| i < pts.len())
+        .map(move |i| pts[i])
+}
+
+// --------------------------------------------------------- sphere fast paths --
+
+/// Feature of a box (half extents `h`) nearest to the local point `q` on its
+/// surface: face, edge or corner by how many coordinates sit on a bound.
+fn box_feature_at(q: Vec3, h: Vec3) -> (FeatureKind, u8) {
+    let on = [
+        (q.x.abs() >= h.x) as u8,
+        (q.y.abs() >= h.y) as u8,
+        (q.z.abs() >= h.z) as u8,
+    ];
+    let bits = (q.x > 0.0) as u8 | ((q.y > 0.0) as u8) << 1 | ((q.z > 0.0) as u8) << 2;
+    match on[0] + on[1] + on[2] {
+        0 | 1 => {
+            let axis = on.iter().position(|&o| o == 1).unwrap_or(0);
+            (FeatureKind::Face, 2 * axis as u8 + (bits >> axis & 1))
+        }
+        2 => {
+            let axis = on.iter().position(|&o| o == 0).unwrap_or(0);
+            let others = (bits >> ((axis + 1) % 3) & 1) | (bits >> ((axis + 2) % 3) & 1) << 1;
+            (FeatureKind::Edge, 6 + axis as u8 * 4 + others)
+        }
+        _ => (FeatureKind::Vertex, bits),
+    }
+}
+
+/// Sphere (A, centre `c`, radius `rs`) against a box (B, core `bx` with
+/// radius `rb`).
+fn sphere_box(c: Vec3, rs: f32, bx: &Cuboid, pose: &Pose, rb: f32, spec: f32) -> Option<Manifold> {
+    let h = bx.half_extents;
+    let cl = pose.inverse_transform_point(c);
+    let q = cl.clamp(-h, h);
+    let delta = cl - q;
+    let dist2 = delta.length_squared();
+    let (q, out_local, sep) = if dist2 > 0.0 {
+        let dist = dist2.sqrt();
+        (q, delta / dist, dist - rs - rb)
+    } else {
+        // Centre inside the core box: leave through the nearest face.
+        let pen = h - cl.abs();
+        let axis = if pen.x <= pen.y && pen.x <= pen.z {
+            0
+        } else if pen.y <= pen.z {
+            1
+        } else {
+            2
+        };
+        let s = if cl[axis] >= 0.0 { 1.0 } else { -1.0 };
+        let mut q = cl;
+        q[axis] = s * h[axis];
+        let mut out = Vec3::ZERO;
+        out[axis] = s;
+        (q, out, -pen[axis] - rs - rb)
+    };
+    if sep > spec || !sep.is_finite() {
+        return None;
+    }
+    let (kind, index) = box_feature_at(q, h);
+    let n = -pose.transform_vector(out_local);
+    let qw = pose.transform_point(q);
+    let mut m = Manifold::new(n);
+    m.push(ContactPoint {
+        point_a: c + n * rs,
+        point_b: qw - n * rb,
+        separation: sep,
+        id: FeatureId::new(FeatureKind::Vertex, 0, kind, index),
+    });
+    Some(m)
+}
+
+/// Parameter of the point of segment `p + t·d` (t ∈ [0, 1]) closest to `x`.
+fn closest_on_segment(p: Vec3, d: Vec3, x: Vec3) -> f32 {
+    let dd = d.length_squared();
+    if dd <= f32::MIN_POSITIVE {
+        0.0
+    } else {
+        ((x - p).dot(d) / dd).clamp(0.0, 1.0)
+    }
+}
+
+fn segment_feature(t: f32) -> (FeatureKind, u8) {
+    if t <= 0.0 {
+        (FeatureKind::Vertex, 0)
+    } else if t >= 1.0 {
+        (FeatureKind::Vertex, 1)
+    } else {
+        (FeatureKind::Edge, 0)
+    }
+}
+
+/// A normal perpendicular to the segment direction `d`, leaning towards
+/// `hint` when it can.
+fn perpendicular_normal(d: Vec3, hint: Vec3) -> Vec3 {
+    let dn = d.normalize_or(Vec3::Y);
+    let p = hint - dn * dn.dot(hint);
+    p.try_normalize()
+        .unwrap_or_else(|| crate::physics::math::orthonormal_basis(dn).0)
+}
+
+fn sphere_capsule(
+    c: Vec3,
+    rs: f32,
+    cap: &Capsule,
+    pose: &Pose,
+    rc: f32,
+    spec: f32,
+    cache: &PairCache,
+) -> Option<Manifold> {
+    let (p0, p1) = cap.segment(pose);
+    let t = closest_on_segment(p0, p1 - p0, c);
+    let q = p0 + (p1 - p0) * t;
+    let tiny = 1e-5 * (p1 - p0).length().max(rs + rc);
+    let n = match (q - c).try_normalize() {
+        Some(n) if (q - c).length() > tiny => n,
+        _ => perpendicular_normal(p1 - p0, cache.fallback_normal()),
+    };
+    let mut cp = core_pair(c, q, n, rs, rc, 0);
+    if cp.separation > spec {
+        return None;
+    }
+    let (kind, index) = segment_feature(t);
+    cp.id = FeatureId::new(FeatureKind::Vertex, 0, kind, index);
+    let mut m = Manifold::new(n);
+    m.push(cp);
+    Some(m)
+}
+
+/// Closest points of segments `p1 + s·d1` and `p2 + t·d2`, s, t ∈ [0, 1]
+/// (Ericson, Real-Time Collision Detection §5.1.9). Degenerate segments are
+/// points.
+pub fn closest_segment_segment(p1: Vec3, d1: Vec3, p2: Vec3, d2: Vec3) -> (f32, f32) {
+    let r = p1 - p2;
+    let a = d1.length_squared();
+    let e = d2.length_squared();
+    let f = d2.dot(r);
+    let tiny = f32::MIN_POSITIVE;
+    if a <= tiny && e <= tiny {
+        return (0.0, 0.0);
+    }
+    if a <= tiny {
+        return (0.0, (f / e).clamp(0.0, 1.0));
+    }
+    let c = d1.dot(r);
+    if e <= tiny {
+        return ((-c / a).clamp(0.0, 1.0), 0.0);
+    }
+    let b = d1.dot(d2);
+    let denom = a * e - b * b;
+    // Parallel segments: any s works; take 0 and let the clamps decide.
+    let mut s = if denom > 1e-12 * a * e {
+        ((b * f - c * e) / denom).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut t = (b * s + f) / e;
+    if t < 0.0 {
+        t = 0.0;
+        s = (-c / a).clamp(0.0, 1.0);
+    } else if t > 1.0 {
+        t = 1.0;
+        s = ((b - c) / a).clamp(0.0, 1.0);
+    }
+    (s, t)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn capsule_capsule(
+    ca: &Capsule,
+    pa: &Pose,
+    ra: f32,
+    cb: &Capsule,
+    pb: &Pose,
+    rb: f32,
+    spec: f32,
+    cache: &PairCache,
+) -> Option<Manifold> {
+    let (a0, a1) = ca.segment(pa);
+    let (b0, b1) = cb.segment(pb);
+    let (da, db) = (a1 - a0, b1 - b0);
+    let (s, t) = closest_segment_segment(a0, da, b0, db);
+    let (qa, qb) = (a0 + da * s, b0 + db * t);
+    let centre = pb.position - pa.position;
+    // Below this the direction between the closest points is rounding noise.
+    let tiny = 1e-5 * (da.length() + db.length()).max(ra + rb);
+    let n = match (qb - qa).try_normalize() {
+        Some(n) if (qb - qa).length() > tiny => n,
+        _ => {
+            // The axes cross: the normal is perpendicular to both.
+            let c = da.cross(db);
+            let hint = if centre.length_squared() > 0.0 {
+                centre
+            } else {
+                cache.fallback_normal()
+            };
+            match c.try_normalize() {
+                Some(c) if c.dot(hint) >= 0.0 => c,
+                Some(c) => -c,
+                None => perpendicular_normal(da, hint),
+            }
+        }
+    };
+    let closest = core_pair(qa, qb, n, ra, rb, 0);
+    if closest.separation > spec || !closest.separation.is_finite() {
+        return None;
+    }
+    let mut m = Manifold::new(n);
+    let id = |s: f32, t: f32| {
+        let (ka, ia) = segment_feature(s);
+        let (kb, ib) = segment_feature(t);
+        FeatureId::new(ka, ia, kb, ib)
+    };
+
+    // Nearly parallel axes: the overlap of B projected on A gives two points.
+    let (la, lb) = (da.length(), db.length());
+    if la > 0.0 && lb > 0.0 {
+        let ua = da / la;
+        if ua.cross(db / lb).length() < super::feature::FEATURE_SIN {
+            let t0 = (b0 - a0).dot(ua);
+            let t1 = (b1 - a0).dot(ua);
+            let lo = t0.min(t1).max(0.0);
+            let hi = t0.max(t1).min(la);
+            if hi - lo > 1e-3 * la.max(lb) {
+                for sa in [lo / la, hi / la] {
+                    let pa = a0 + da * sa;
+                    let tb = closest_on_segment(b0, db, pa);
+                    let mut cp = core_pair(pa, b0 + db * tb, n, ra, rb, 0);
+                    if cp.separation <= spec {
+                        cp.id = id(sa, tb);
+                        m.push(cp);
+                    }
+                }
+                if m.count > 0 {
+                    return Some(m);
+                }
+            }
+        }
+    }
+    let mut cp = closest;
+    cp.id = id(s, t);
+    m.push(cp);
+    Some(m)
+}
+
+// ----------------------------------------------------------- generic path --
+
+/// Any convex pair: GJK/EPA on the cores for the normal, then the support
+/// features along it, clipped.
+fn convex_contact(
+    a: &Shape,
+    pa: &Pose,
+    b: &Shape,
+    pb: &Pose,
+    spec: f32,
+    cache: &PairCache,
+) -> Option<Manifold> {
+    let (ra, rb) = (a.radius(), b.radius());
+    let sa = CoreSupport { shape: a, pose: pa };
+    let sb = CoreSupport { shape: b, pose: pb };
+    let warm = if cache.normal.length_squared() > 0.5 {
+        cache.normal
+    } else {
+        pb.position - pa.position
+    };
+    let (n, ca, cb) = match gjk(&sa, &sb, warm, ra + rb + spec) {
+        GjkResult::Beyond { .. } => return None,
+        GjkResult::Separated {
+            distance,
+            point_a,
+            point_b,
+            normal,
+        } => {
+            if distance - ra - rb > spec {
                 return None;
             }
-            let mut m = Manifold::new(n);
-            m.push(ContactPoint {
-                point_a: pa.position + n * a.radius(),
-                point_b: pb.position - n * b.radius(),
-                separation: sep,
-                id: FeatureId(0),
-            });
-            Some(m)
+            (normal, point_a, point_b)
         }
-        _ => None,
+        GjkResult::Intersecting { simplex } => match epa(&sa, &sb, &simplex) {
+            Some(p) if p.normal.is_finite() && p.point_a.is_finite() && p.point_b.is_finite() => {
+                (p.normal, p.point_a, p.point_b)
+            }
+            _ => least_penetration_axis(&sa, &sb, pb.position - pa.position, cache),
+        },
+    };
+    let witness = core_pair(ca, cb, n, ra, rb, 0);
+    if witness.separation > spec {
+        return None;
     }
+    let fa = support_feature(a, pa, n);
+    let fb = support_feature(b, pb, -n);
+    if fa.count >= 2 && fb.count >= 2 {
+        let mut m = clip_features(&fa, &fb, n, ra, rb, spec);
+        if m.count > 0 {
+            m.normal = n;
+            return Some(m);
+        }
+    }
+    let mut m = Manifold::new(n);
+    let mut cp = witness;
+    cp.id = FeatureId::new(
+        feature_kind(&fa),
+        feature_index(&fa),
+        feature_kind(&fb),
+        feature_index(&fb),
+    );
+    m.push(cp);
+    Some(m)
+}
+
+fn feature_kind(f: &SupportFeature) -> FeatureKind {
+    match f.count {
+        0 | 1 => FeatureKind::Vertex,
+        2 => FeatureKind::Edge,
+        _ => FeatureKind::Face,
+    }
+}
+
+fn feature_index(f: &SupportFeature) -> u8 {
+    if f.count == 1 {
+        f.ids[0]
+    } else {
+        f.face
+    }
+}
+
+/// Fallback when EPA has no volume to work with: of a few candidate
+/// directions, the one along which the cores overlap least.
+fn least_penetration_axis(
+    sa: &CoreSupport,
+    sb: &CoreSupport,
+    centre: Vec3,
+    cache: &PairCache,
+) -> (Vec3, Vec3, Vec3) {
+    let mut best = (f32::INFINITY, Vec3::Y, Vec3::ZERO, Vec3::ZERO);
+    let cands = [
+        cache.normal,
+        centre,
+        Vec3::X,
+        -Vec3::X,
+        Vec3::Y,
+        -Vec3::Y,
+        Vec3::Z,
+        -Vec3::Z,
+    ];
+    for d in cands {
+        let Some(d) = d.try_normalize() else { continue };
+        let pa = sa.support(d);
+        let pb = sb.support(-d);
+        let depth = (pa - pb).dot(d);
+        if depth < best.0 {
+            best = (depth, d, pa, pb);
+        }
+    }
+    (best.1, best.2, best.3)
 }
