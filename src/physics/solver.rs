@@ -66,6 +66,9 @@ pub struct SolverBody {
     pub dp: Vec3,
     /// Rotation since the start of the step.
     pub dq: Quat,
+    /// Σ ω·h since the start of the step: the rotation, linearized, used to
+    /// track separations inside the substeps.
+    pub dtheta: Vec3,
     pub inv_mass: f32,
     pub inv_i: Mat3,
     /// Velocity change per second from gravity and forces.
@@ -81,6 +84,7 @@ impl SolverBody {
         w: Vec3::ZERO,
         dp: Vec3::ZERO,
         dq: Quat::IDENTITY,
+        dtheta: Vec3::ZERO,
         inv_mass: 0.0,
         inv_i: Mat3::ZERO,
         dv: Vec3::ZERO,
@@ -103,8 +107,8 @@ pub struct ConstraintPoint {
     /// Anchors from each centre of mass at the start of the step.
     pub ra: Vec3,
     pub rb: Vec3,
-    /// separation − (rb − ra)·n, so current separation = (d)·n + this.
-    pub adjusted_separation: f32,
+    /// Separation at the start of the step.
+    pub separation: f32,
     pub normal_mass: f32,
     pub tangent_mass: [f32; 2],
     pub normal_impulse: f32,
@@ -130,9 +134,12 @@ pub struct ContactConstraint {
 }
 
 impl ContactConstraint {
-    /// Builds the constraint from manifold data; `anchors` are the world
-    /// contact points, `separations` their separations, `impulses` the warm
-    /// start values.
+    /// Builds the constraint from manifold data: per point the world points
+    /// on A's and on B's surface, the separation and the warm-start impulses.
+    /// Each body's anchor is its own surface point, so a speculative point
+    /// far from both bodies never puts a lever arm outside a body (a shared
+    /// midpoint would, and the rotation of such an anchor wrecks the
+    /// separation tracked inside the substeps).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         a: u32,
@@ -142,7 +149,7 @@ impl ContactConstraint {
         com_a: Vec3,
         com_b: Vec3,
         normal: Vec3,
-        points: &[(Vec3, f32, PointImpulse)],
+        points: &[(Vec3, Vec3, f32, PointImpulse)],
         friction: f32,
         restitution: f32,
     ) -> Self {
@@ -153,8 +160,8 @@ impl ContactConstraint {
         // sliding friction comes out a few percent weak).
         let tangents = {
             let mut vt = Vec3::ZERO;
-            for &(p, _, _) in points {
-                vt += (bb.v + bb.w.cross(p - com_b)) - (ba.v + ba.w.cross(p - com_a));
+            for &(pa, pb, _, _) in points {
+                vt += (bb.v + bb.w.cross(pb - com_b)) - (ba.v + ba.w.cross(pa - com_a));
             }
             vt -= normal * vt.dot(normal);
             let len = vt.length();
@@ -186,14 +193,14 @@ impl ContactConstraint {
                 0.0
             }
         };
-        for (i, &(p, sep, imp)) in points.iter().take(4).enumerate() {
-            let ra = p - com_a;
-            let rb = p - com_b;
+        for (i, &(pa, pb, sep, imp)) in points.iter().take(4).enumerate() {
+            let ra = pa - com_a;
+            let rb = pb - com_b;
             let vrel = (bb.v + bb.w.cross(rb)) - (ba.v + ba.w.cross(ra));
             c.points[i] = ConstraintPoint {
                 ra,
                 rb,
-                adjusted_separation: sep - (rb - ra).dot(normal),
+                separation: sep,
                 normal_mass: k(ra, rb, normal),
                 tangent_mass: [k(ra, rb, tangents[0]), k(ra, rb, tangents[1])],
                 normal_impulse: imp.normal,
@@ -315,6 +322,7 @@ fn integrate_velocities(bodies: &mut [SolverBody], h: f32) {
 fn integrate_positions(bodies: &mut [SolverBody], h: f32) {
     for b in bodies.iter_mut().skip(1) {
         b.dp += b.v * h;
+        b.dtheta += b.w * h;
         let w = b.w;
         if w != Vec3::ZERO {
             let dq = Quat::from_xyzw(w.x, w.y, w.z, 0.0) * b.dq;
@@ -370,14 +378,14 @@ fn solve_contacts(
         let c = &mut constraints[if reverse { len - 1 - k } else { k }];
         let (mut ba, mut bb) = pair_mut(bodies, c.a, c.b);
         let n = c.normal;
-        let mut total_normal = 0.0;
         // Normal (non-penetration) first, then friction bounded by it.
         for p in &mut c.points[..c.count] {
-            // Current anchors (rotated by this step's motion) and separation.
-            let ra = ba.dq * p.ra;
-            let rb = bb.dq * p.rb;
-            let d = (bb.dp - ba.dp) + (rb - ra);
-            let sep = d.dot(n) + p.adjusted_separation;
+            // Current separation from each anchor's motion since the start
+            // of the step, with the rotation linearized (θ × r): exact for a
+            // spinning sphere whose anchor lies along the normal, where
+            // rotating the anchor itself would swing it to the far side.
+            let d = (bb.dp + bb.dtheta.cross(p.rb)) - (ba.dp + ba.dtheta.cross(p.ra));
+            let sep = d.dot(n) + p.separation;
             let (bias, mass_scale, impulse_scale) = if sep > 0.0 {
                 // Speculative: allow the approach up to contact, no further.
                 (sep * inv_h, 1.0, 0.0)
@@ -398,14 +406,12 @@ fn solve_contacts(
             let lambda = new - p.normal_impulse;
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
-            total_normal += new;
             let imp = n * lambda;
             ba.v -= imp * ba.inv_mass;
             ba.w -= ba.inv_i * p.ra.cross(imp);
             bb.v += imp * bb.inv_mass;
             bb.w += bb.inv_i * p.rb.cross(imp);
         }
-        let _ = total_normal;
         // Friction: per point, the tangent impulse stays inside the Coulomb
         // cone |λt| ≤ μ·λn (projected onto the disc, not a box).
         for p in &mut c.points[..c.count] {

@@ -3,6 +3,8 @@
 use super::aabb::Aabb;
 use super::body::Body;
 use super::broad_phase::BroadPhase;
+use super::ccd::{self, CcdBody, CcdSettings, CcdStats};
+use super::collision::toi::Sweep;
 use super::collision::{self, Manifold};
 use super::contact::{Contact, ContactSet};
 use super::events::{ContactEvent, ContactEventKind};
@@ -28,6 +30,7 @@ pub struct WorldSettings {
     pub speculative_distance: f32,
     /// Broad-phase boxes are enlarged by this so small motions need no update (m).
     pub aabb_margin: f32,
+    pub ccd: CcdSettings,
 }
 
 impl Default for WorldSettings {
@@ -39,6 +42,7 @@ impl Default for WorldSettings {
             sleep: SleepSettings::default(),
             speculative_distance: 0.02,
             aabb_margin: 0.05,
+            ccd: CcdSettings::default(),
         }
     }
 }
@@ -88,6 +92,9 @@ pub struct World {
     solver_index: Vec<u32>,
     constraints: Vec<ContactConstraint>,
     constraint_contact: Vec<usize>,
+    /// Centre of mass and rotation of each solver body at the step's start.
+    start_state: Vec<(Vec3, Quat)>,
+    ccd_stats: CcdStats,
 }
 
 impl Default for World {
@@ -120,6 +127,8 @@ impl World {
             solver_index: Vec::new(),
             constraints: Vec::new(),
             constraint_contact: Vec::new(),
+            start_state: Vec::new(),
+            ccd_stats: CcdStats::default(),
         }
     }
 
@@ -437,24 +446,34 @@ impl World {
         self.moved.append(&mut self.pending_moved);
 
         let t = Instant::now();
-        self.update_broad_phase(dt); // 3. swept AABBs, changed pairs
+        // 2. Velocities: gravity, forces and damping become per-second
+        //    changes, integrated inside the solver's substeps.
+        // 3. Broad phase: swept AABBs, overlapping pairs.
+        self.update_broad_phase(dt);
         let t = lap(&mut self.profile.broad_phase, t);
-        self.update_contacts(dt); // 4. manifolds with carried impulses
+        // 4. Narrow phase: manifolds with feature ids, impulses carried over.
+        self.update_contacts(dt);
         self.wake_touched_islands();
         let t = lap(&mut self.profile.narrow_phase, t);
-        self.prepare_solver(); // 2. velocities: gravity, forces, damping
-        let t = lap(&mut self.profile.continuous, t); // 5. continuous collision lands with the CCD work
+        // 6. Solve contacts (and 7. integrate positions) in substeps.
+        self.prepare_solver();
         solver::solve(
             &mut self.solver_bodies,
             &mut self.constraints,
             dt,
             &self.settings.solver,
-        ); // 6.
-        self.finish_bodies(); // 7. positions written back
+        );
+        self.finish_bodies();
         let t = lap(&mut self.profile.solve, t);
-        self.update_sleep(dt); // 7. islands and sleep
+        // 5. Continuous collision: fast bodies swept along the solved motion,
+        //    impacts resolved in time order.
+        self.continuous(dt);
+        let t = lap(&mut self.profile.continuous, t);
+        // 7. Islands and sleep.
+        self.update_sleep(dt);
         let t = lap(&mut self.profile.islands, t);
-        self.collect_events(); // 8. contact begin/end, moved bodies
+        // 8. Events: contact begin/end, moved bodies.
+        self.collect_events();
         lap(&mut self.profile.events, t);
 
         self.tick += 1;
@@ -541,10 +560,16 @@ impl World {
             if !Self::is_active(ba) && !Self::is_active(bb) {
                 continue;
             }
-            let rel = (bb.linear_velocity - ba.linear_velocity).length()
-                + ba.angular_velocity.length() * ba.bounding_radius.min(1.0e3)
-                + bb.angular_velocity.length() * bb.bounding_radius.min(1.0e3);
-            let speculative = spec + rel * dt;
+            // Speculative reach: the relative linear motion of the step, plus
+            // the rotational motion only up to a fraction of the bodies'
+            // thickness: the solver tracks rotation linearized, which is
+            // wrong for fast spins, so those are left to continuous collision.
+            let linear = (bb.linear_velocity - ba.linear_velocity).length() * dt;
+            let angular = (ba.angular_velocity.length() * ba.bounding_radius.min(1.0e3)
+                + bb.angular_velocity.length() * bb.bounding_radius.min(1.0e3))
+                * dt;
+            let thin = ba.shape.thickness().min(bb.shape.thickness());
+            let speculative = spec + linear + angular.min(0.5 * thin);
             let m = collision::contact_manifold(
                 &ba.shape,
                 &ba.pose,
@@ -587,17 +612,21 @@ impl World {
         self.solver_bodies.push(SolverBody::STATIC);
         self.solver_index.clear();
         self.solver_index.resize(self.bodies.capacity(), 0);
+        self.start_state.clear();
+        self.start_state.push((Vec3::ZERO, Quat::IDENTITY));
         for (h, b) in self.bodies.iter() {
             if b.is_static() || b.sleeping {
                 continue;
             }
             self.solver_index[h.index as usize] = self.solver_bodies.len() as u32;
+            self.start_state.push((b.com, b.pose.rotation));
             let dynamic = b.is_dynamic();
             self.solver_bodies.push(SolverBody {
                 v: b.linear_velocity,
                 w: b.angular_velocity,
                 dp: Vec3::ZERO,
                 dq: Quat::IDENTITY,
+                dtheta: Vec3::ZERO,
                 inv_mass: b.inv_mass,
                 inv_i: b.inv_inertia_world,
                 dv: if dynamic {
@@ -616,7 +645,7 @@ impl World {
         }
         self.constraints.clear();
         self.constraint_contact.clear();
-        let mut points: Vec<(Vec3, f32, PointImpulse)> = Vec::with_capacity(4);
+        let mut points: Vec<(Vec3, Vec3, f32, PointImpulse)> = Vec::with_capacity(4);
         for (ci, c) in self.contacts.contacts.iter().enumerate() {
             let (sa, sb) = (
                 self.solver_index[c.a as usize],
@@ -631,7 +660,7 @@ impl World {
             );
             points.clear();
             for (i, p) in c.manifold.points().iter().enumerate() {
-                points.push((p.point(), p.separation, c.impulses[i]));
+                points.push((p.point_a, p.point_b, p.separation, c.impulses[i]));
             }
             self.constraints.push(ContactConstraint::new(
                 sa,
@@ -677,6 +706,141 @@ impl World {
             for i in 0..con.count {
                 c.impulses[i] = con.point_impulse(i);
                 c.total_impulse[i] = con.points[i].total_normal_impulse;
+            }
+        }
+    }
+
+    /// Counters of the last step's continuous-collision pass.
+    pub fn ccd_stats(&self) -> CcdStats {
+        self.ccd_stats
+    }
+
+    /// Stage 5: sweeps the bodies that could have tunnelled (see `ccd.rs`).
+    fn continuous(&mut self, dt: f32) {
+        self.ccd_stats = CcdStats::default();
+        let settings = self.settings.ccd;
+        if !settings.enabled {
+            return;
+        }
+        // Fast bodies, from their motion in this step.
+        let mut fast = vec![false; self.bodies.capacity()];
+        let mut any = false;
+        for (h, b) in self.bodies.iter() {
+            let si = self.solver_index[h.index as usize] as usize;
+            if si == 0 || !b.is_dynamic() {
+                continue;
+            }
+            let (com0, q0) = self.start_state[si];
+            let turn = angle_between(q0, b.pose.rotation);
+            let motion = (b.com - com0).length() + turn * b.bounding_radius;
+            if b.ccd || motion > settings.motion_fraction * b.shape.thickness() {
+                fast[h.index as usize] = true;
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+        // Dense list: fast bodies and everything they may touch.
+        let mut dense: HashMap<u32, u32> = HashMap::new();
+        let mut order: Vec<u32> = Vec::new();
+        let mut links: Vec<(u32, u32)> = Vec::new();
+        for c in &self.contacts.contacts {
+            if fast[c.a as usize] || fast[c.b as usize] {
+                for i in [c.a, c.b] {
+                    dense.entry(i).or_insert_with(|| {
+                        order.push(i);
+                        order.len() as u32 - 1
+                    });
+                }
+                links.push((dense[&c.a], dense[&c.b]));
+            }
+        }
+        let mut neighbours = vec![Vec::new(); order.len()];
+        for &(a, b) in &links {
+            // Planes are only ever the second of a pair.
+            let (pa, pb) = (order[a as usize], order[b as usize]);
+            let plane_a = self.bodies.by_index(pa).is_some_and(|x| x.shape.is_plane());
+            let plane_b = self.bodies.by_index(pb).is_some_and(|x| x.shape.is_plane());
+            if fast[pa as usize] && !plane_a {
+                neighbours[a as usize].push(b);
+            }
+            if fast[pb as usize] && !plane_b {
+                neighbours[b as usize].push(a);
+            }
+        }
+        let mut items: Vec<CcdBody> = order
+            .iter()
+            .map(|&slot| {
+                let b = self.bodies.by_index(slot).expect("contact bodies exist");
+                let si = self.solver_index[slot as usize] as usize;
+                let moving = si != 0;
+                let sweep = if moving {
+                    let (com0, q0) = self.start_state[si];
+                    let mut dq = b.pose.rotation * q0.inverse();
+                    if dq.w < 0.0 {
+                        dq = -dq;
+                    }
+                    Sweep {
+                        com: com0,
+                        rotation: q0,
+                        local_center: b.local_center,
+                        dx: b.com - com0,
+                        dtheta: dq.to_scaled_axis(),
+                    }
+                } else {
+                    Sweep {
+                        com: b.com,
+                        rotation: b.pose.rotation,
+                        local_center: b.local_center,
+                        dx: Vec3::ZERO,
+                        dtheta: Vec3::ZERO,
+                    }
+                };
+                CcdBody {
+                    shape: &b.shape,
+                    sweep,
+                    rho: b.bounding_radius,
+                    inv_mass: b.inv_mass,
+                    inv_inertia_local: b.inv_inertia_local,
+                    v: b.linear_velocity,
+                    w: b.angular_velocity,
+                    friction: b.friction,
+                    restitution: b.restitution,
+                    movable: moving && b.is_dynamic(),
+                    candidate: fast[slot as usize] && !b.shape.is_plane(),
+                    t: 0.0,
+                    version: 0,
+                    impacts: 0,
+                    changed: false,
+                }
+            })
+            .collect();
+        self.ccd_stats = ccd::solve_impacts(
+            &mut items,
+            &neighbours,
+            dt,
+            &settings,
+            self.settings.solver.restitution_threshold,
+        );
+        let updates: Vec<(u32, Pose, Vec3, Vec3)> = items
+            .iter()
+            .zip(&order)
+            .filter(|(it, _)| it.changed)
+            .map(|(it, &slot)| (slot, it.sweep.pose_at(1.0), it.v, it.w))
+            .collect();
+        drop(items);
+        for (slot, pose, v, w) in updates {
+            if let Some(b) = self.bodies.by_index_mut(slot) {
+                if pose.position.is_finite()
+                    && pose.rotation.is_finite()
+                    && v.is_finite()
+                    && w.is_finite()
+                {
+                    b.set_pose(pose);
+                    b.linear_velocity = v;
+                    b.angular_velocity = w;
+                }
             }
         }
     }
@@ -846,6 +1010,11 @@ fn deepest(c: &Contact) -> (Vec3, f32) {
         .min_by(|a, b| a.separation.total_cmp(&b.separation))
         .map_or(Vec3::ZERO, |p| p.point());
     (p, c.normal_impulse())
+}
+
+/// Rotation angle (rad) from `a` to `b`.
+fn angle_between(a: Quat, b: Quat) -> f32 {
+    2.0 * a.dot(b).abs().min(1.0).acos()
 }
 
 fn lap(slot: &mut f32, since: Instant) -> Instant {

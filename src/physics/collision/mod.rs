@@ -7,6 +7,8 @@
 //! - [`polytope`]: separating-axis test and clipping for boxes and hulls
 //! - [`contact`]: [`contact_manifold`], the narrow-phase entry point per shape pair
 //! - [`ray`]: [`ray_cast`] against one shape
+//! - [`shape_cast`]: a shape moving along a translation against another (GJK ray cast)
+//! - [`toi`]: time of impact of translating and rotating bodies (conservative advancement)
 //! - [`ccd_cubic`], [`ccd_thick`]: edge–edge / vertex–face CCD of moving
 //!   points and thick segments
 
@@ -19,6 +21,8 @@ pub mod gjk;
 pub mod manifold;
 pub mod polytope;
 pub mod ray;
+pub mod shape_cast;
+pub mod toi;
 
 pub use contact::{contact_manifold, PairCache};
 pub use epa::{epa, Penetration};
@@ -30,6 +34,8 @@ pub use manifold::{
 };
 pub use polytope::{box_box, polytope_contact, Polytope, SatAxis, SatCache};
 pub use ray::{ray_cast, RayHit};
+pub use shape_cast::{shape_cast, ShapeCastHit};
+pub use toi::{time_of_impact, Sweep, Toi, ToiSettings};
 
 #[cfg(test)]
 mod tests;

@@ -175,6 +175,28 @@ impl Shape {
             }
     }
 
+    /// Half the thinnest dimension: how far the shape can move before it may
+    /// have passed through something as thin as itself. Continuous collision
+    /// treats a body as fast when it moves more than a fraction of this.
+    pub fn thickness(&self) -> f32 {
+        self.margin
+            + match &self.kind {
+                ShapeKind::Sphere(s) => s.radius,
+                ShapeKind::Box(b) => b.half_extents.min_element(),
+                ShapeKind::Capsule(c) => c.radius,
+                ShapeKind::Cylinder(c) => c.half_height.min(c.radius),
+                // The apex is sharp: half the smaller dimension.
+                ShapeKind::Cone(c) => 0.5 * c.half_height.min(c.radius),
+                ShapeKind::ConvexHull(h) => h
+                    .faces()
+                    .iter()
+                    .map(|f| f.offset - f.normal.dot(h.centroid()))
+                    .fold(f32::INFINITY, f32::min)
+                    .max(0.0),
+                ShapeKind::Plane(_) => f32::INFINITY,
+            }
+    }
+
     /// Mass, centre of mass and inertia about the centre of mass for a
     /// density. The margin's thin shell is ignored (it is a contact skin).
     pub fn mass_properties(&self, density: f32) -> MassProperties {

@@ -1,0 +1,458 @@
+//! Continuous collision in the step (pipeline stage 5).
+//!
+//! After the solver has moved every awake body, the bodies that could have
+//! tunnelled — those marked `ccd`, and any body whose points moved more than
+//! `motion_fraction` of its thickness in the step — are swept from their
+//! start to their end pose against everything their swept box overlapped.
+//! Impacts are found by conservative advancement (translation and rotation,
+//! [`crate::physics::collision::toi`]) and handled in time order in a priority
+//! queue: advance both bodies to the impact, apply an impulse that respects
+//! restitution and friction, continue with the remaining time along the new
+//! velocities, and recompute the affected bodies' next impacts. Each body gets
+//! at most `max_impacts_per_body` impacts per step; a body that uses them all
+//! is stopped at its last impact pose for the rest of the step, so even a
+//! pathological case neither stalls the tick nor tunnels.
+//!
+//! Impacts the solver already handled are skipped: when the swept path does
+//! not move the bodies into each other at the time of impact, there is
+//! nothing to do. When the path does but the solved velocities already
+//! separate, the bodies stop at the impact and go on with those velocities.
+
+use super::collision::toi::{time_of_impact, Sweep, Toi, ToiSettings};
+use super::collision::{contact_manifold, Manifold, PairCache};
+use super::math::{Pose, Quat, Vec3};
+use super::shape::{Plane, Shape, ShapeKind};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// Continuous-collision settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcdSettings {
+    pub enabled: bool,
+    /// A body counts as fast when its points move more than this fraction of
+    /// its thickness in a step.
+    pub motion_fraction: f32,
+    /// Most impacts handled per body per step.
+    pub max_impacts_per_body: u32,
+    pub toi: ToiSettings,
+}
+
+impl Default for CcdSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            motion_fraction: 0.5,
+            max_impacts_per_body: 4,
+            toi: ToiSettings::default(),
+        }
+    }
+}
+
+/// Counters of the last CCD pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CcdStats {
+    pub swept_bodies: u32,
+    pub toi_queries: u32,
+    pub impacts: u32,
+    pub stopped_bodies: u32,
+}
+
+/// One body as the CCD pass sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct CcdBody<'a> {
+    pub shape: &'a Shape,
+    pub sweep: Sweep,
+    /// Largest distance from the centre of mass to the surface.
+    pub rho: f32,
+    pub inv_mass: f32,
+    /// Inverse inertia in the body's local frame (rotated to each impact).
+    pub inv_inertia_local: glam::Mat3,
+    pub v: Vec3,
+    pub w: Vec3,
+    pub friction: f32,
+    pub restitution: f32,
+    /// Static bodies and planes never move.
+    pub movable: bool,
+    pub candidate: bool,
+    /// Time (fraction of the step) up to which this body's motion is final.
+    pub t: f32,
+    pub version: u32,
+    pub impacts: u32,
+    /// The sweep or velocity changed: write the body back.
+    pub changed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    /// Time bits (non-negative f32 order like their bits).
+    t: u32,
+    a: u32,
+    b: u32,
+    version_a: u32,
+    version_b: u32,
+}
+
+/// Runs the CCD pass over `bodies` (dense), with `neighbours[i]` the indices
+/// of the bodies body i may touch this step. `dt` is the step length.
+pub(crate) fn solve_impacts(
+    bodies: &mut [CcdBody],
+    neighbours: &[Vec<u32>],
+    dt: f32,
+    settings: &CcdSettings,
+    restitution_threshold: f32,
+) -> CcdStats {
+    let mut stats = CcdStats::default();
+    let mut heap = BinaryHeap::new();
+    // Pairs the solver already handled (not approaching at their impact).
+    let mut settled: HashSet<(u32, u32)> = HashSet::new();
+    // Impacts per pair so far: each one halves the pair's target distance, so
+    // bodies just pushed apart are not found touching again at once, while a
+    // body that bounces back later in the step is still caught.
+    let mut hits: HashMap<(u32, u32), u32> = HashMap::new();
+    for i in 0..bodies.len() {
+        if bodies[i].candidate {
+            stats.swept_bodies += 1;
+            if let Some(e) = next_impact(
+                bodies, neighbours, i as u32, &settled, &hits, settings, &mut stats,
+            ) {
+                heap.push(Reverse(e));
+            }
+        }
+    }
+    while let Some(Reverse(e)) = heap.pop() {
+        let (ia, ib) = (e.a as usize, e.b as usize);
+        if bodies[ia].version != e.version_a || bodies[ib].version != e.version_b {
+            // Stale: one of the bodies changed its path since; search again.
+            if let Some(n) = next_impact(
+                bodies, neighbours, e.a, &settled, &hits, settings, &mut stats,
+            ) {
+                heap.push(Reverse(n));
+            }
+            continue;
+        }
+        let t = f32::from_bits(e.t);
+        // The contact geometry at the impact time.
+        let reach = 2.0 * (settings.toi.target + settings.toi.tolerance);
+        let Some(manifold) = contact_at(&bodies[ia], &bodies[ib], t, reach) else {
+            settled.insert(key(e.a, e.b));
+            continue;
+        };
+        let resolved = resolve(bodies, ia, ib, t, &manifold, dt, restitution_threshold);
+        if !resolved {
+            // Not approaching where they touch now. Another part may still
+            // swing through later in the step (a body pivoting on this
+            // contact): look for the overlap deepening; else the pair is done.
+            let later = deepening(&bodies[ia], &bodies[ib], t + 1.0e-4).filter(|&t2| t2 > t);
+            if let Some(t2) = later {
+                heap.push(Reverse(Event {
+                    t: t2.to_bits(),
+                    ..e
+                }));
+                continue;
+            }
+            settled.insert(key(e.a, e.b));
+            if let Some(n) = next_impact(
+                bodies, neighbours, e.a, &settled, &hits, settings, &mut stats,
+            ) {
+                heap.push(Reverse(n));
+            }
+            continue;
+        }
+        stats.impacts += 1;
+        *hits.entry(key(e.a, e.b)).or_insert(0) += 1;
+        for i in [ia, ib] {
+            if !bodies[i].movable {
+                continue;
+            }
+            bodies[i].impacts += 1;
+            if bodies[i].impacts >= settings.max_impacts_per_body {
+                // Out of budget: stay at this pose for the rest of the step.
+                let pose = bodies[i].sweep.pose_at(t);
+                bodies[i].sweep = Sweep {
+                    com: pose.transform_point(bodies[i].sweep.local_center),
+                    rotation: pose.rotation,
+                    local_center: bodies[i].sweep.local_center,
+                    dx: Vec3::ZERO,
+                    dtheta: Vec3::ZERO,
+                };
+                bodies[i].candidate = false;
+                stats.stopped_bodies += 1;
+            }
+        }
+        for i in [e.a, e.b] {
+            if bodies[i as usize].candidate {
+                if let Some(n) =
+                    next_impact(bodies, neighbours, i, &settled, &hits, settings, &mut stats)
+                {
+                    heap.push(Reverse(n));
+                }
+            }
+        }
+    }
+    stats
+}
+
+fn key(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
+}
+
+/// The earliest impact of body `i` with any neighbour from its current time.
+fn next_impact(
+    bodies: &[CcdBody],
+    neighbours: &[Vec<u32>],
+    i: u32,
+    settled: &HashSet<(u32, u32)>,
+    hits: &HashMap<(u32, u32), u32>,
+    settings: &CcdSettings,
+    stats: &mut CcdStats,
+) -> Option<Event> {
+    let a = &bodies[i as usize];
+    let mut best: Option<Event> = None;
+    for &j in &neighbours[i as usize] {
+        if settled.contains(&key(i, j)) {
+            continue;
+        }
+        let b = &bodies[j as usize];
+        let t0 = a.t.max(b.t);
+        stats.toi_queries += 1;
+        let mut toi_settings = settings.toi;
+        let n_hits = hits.get(&key(i, j)).copied().unwrap_or(0);
+        toi_settings.target *= 0.5f32.powi(n_hits as i32);
+        toi_settings.tolerance *= 0.5f32.powi(n_hits as i32);
+        let toi = match (&a.shape.kind, &b.shape.kind) {
+            (_, ShapeKind::Plane(p)) => {
+                match plane_toi(a, p, b.sweep.pose_at(0.0), t0, &toi_settings) {
+                    PlaneToi::Hit(t) => Some(t),
+                    PlaneToi::Touching => deepening(a, b, t0),
+                    PlaneToi::Miss => None,
+                }
+            }
+            (ShapeKind::Plane(_), _) => None,
+            _ => match time_of_impact(
+                a.shape,
+                &a.sweep,
+                a.rho,
+                b.shape,
+                &b.sweep,
+                b.rho,
+                t0,
+                &toi_settings,
+            ) {
+                Toi::Hit { t, .. } => Some(t),
+                Toi::Overlapping => deepening(a, b, t0),
+                Toi::Miss => None,
+            },
+        };
+        if let Some(t) = toi {
+            let e = Event {
+                t: t.max(0.0).to_bits(),
+                a: i,
+                b: j,
+                version_a: a.version,
+                version_b: b.version,
+            };
+            if best.is_none_or(|b| e < b) {
+                best = Some(e);
+            }
+        }
+    }
+    best
+}
+
+/// Bodies that already touch at `t0` cannot be advanced by distance; but a
+/// body pivoting on a contact can still swing the rest of itself through the
+/// other. So when they overlap at the end of the step by more than a small
+/// allowance, bisect for the first time the overlap passes half of it and
+/// treat that as the impact.
+fn deepening(a: &CcdBody, b: &CcdBody, t0: f32) -> Option<f32> {
+    let allowed = (0.25 * a.shape.thickness().min(b.shape.thickness())).min(0.02);
+    let depth = |t: f32| {
+        let (pa, pb) = (a.sweep.pose_at(t), b.sweep.pose_at(t));
+        let mut cache = PairCache::default();
+        contact_manifold(a.shape, &pa, b.shape, &pb, 0.0, &mut cache).map_or(0.0, |m| {
+            m.points().iter().map(|p| -p.separation).fold(0.0, f32::max)
+        })
+    };
+    if depth(1.0) <= allowed {
+        return None;
+    }
+    let (mut lo, mut hi) = (t0, 1.0f32);
+    for _ in 0..16 {
+        let mid = 0.5 * (lo + hi);
+        if depth(mid) > 0.5 * allowed {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(lo)
+}
+
+enum PlaneToi {
+    Hit(f32),
+    Touching,
+    Miss,
+}
+
+/// Conservative advancement of a body against a static half-space.
+fn plane_toi(a: &CcdBody, plane: &Plane, plane_pose: Pose, t0: f32, s: &ToiSettings) -> PlaneToi {
+    let pl = plane.to_world(&plane_pose);
+    let n = pl.normal;
+    let spin = a.sweep.dtheta.length() * a.rho;
+    let mu = -a.sweep.dx.dot(n) + spin;
+    let mut t = t0;
+    for _ in 0..s.max_iterations {
+        let pose = a.sweep.pose_at(t);
+        let d = pl.distance(a.shape.support_world(&pose, -n));
+        if d <= 0.0 && t == t0 {
+            return PlaneToi::Touching;
+        }
+        if d <= s.target + s.tolerance {
+            return PlaneToi::Hit(t);
+        }
+        if mu <= 0.0 {
+            return PlaneToi::Miss;
+        }
+        t += (d - s.target) / mu;
+        if t > 1.0 {
+            return PlaneToi::Miss;
+        }
+    }
+    PlaneToi::Hit(t)
+}
+
+/// The contact manifold of two bodies at time t (all its points, so an edge
+/// or a face landing flat gets a balanced impulse rather than a one-corner
+/// kick that would set a thin body spinning about its long axis).
+fn contact_at(a: &CcdBody, b: &CcdBody, t: f32, reach: f32) -> Option<Manifold> {
+    let (pa, pb) = (a.sweep.pose_at(t), b.sweep.pose_at(t));
+    let mut cache = PairCache::default();
+    contact_manifold(a.shape, &pa, b.shape, &pb, reach, &mut cache).filter(|m| m.count > 0)
+}
+
+/// Applies the impact impulses at time t and re-plans both sweeps from t.
+/// Returns false when the swept path does not go into the contact.
+#[allow(clippy::too_many_arguments)]
+fn resolve(
+    bodies: &mut [CcdBody],
+    ia: usize,
+    ib: usize,
+    t: f32,
+    m: &Manifold,
+    dt: f32,
+    restitution_threshold: f32,
+) -> bool {
+    let (a, b) = (&bodies[ia], &bodies[ib]);
+    let com_a = a.sweep.com + a.sweep.dx * t;
+    let com_b = b.sweep.com + b.sweep.dx * t;
+    let n = m.normal;
+    // Does the swept path go into the contact at any point? (The sweep runs
+    // from the start to the end pose of the step; the solver may already have
+    // changed the velocities, but the path is what would penetrate.)
+    let approaching_path = m.points().iter().any(|p| {
+        let (ra, rb) = (p.point_a - com_a, p.point_b - com_b);
+        let path =
+            (b.sweep.dx + b.sweep.dtheta.cross(rb)) - (a.sweep.dx + a.sweep.dtheta.cross(ra));
+        path.dot(n) < -1.0e-6
+    });
+    if !approaching_path {
+        return false;
+    }
+    // Inverse inertia in world space at the impact pose.
+    let world_inertia = |x: &CcdBody| {
+        let r = glam::Mat3::from_quat(x.sweep.pose_at(t).rotation);
+        r * x.inv_inertia_local * r.transpose()
+    };
+    let (ia_w, ib_w) = (world_inertia(a), world_inertia(b));
+    let (ma, mb) = (a.inv_mass, b.inv_mass);
+    let mu = (a.friction * b.friction).sqrt();
+    let e_pair = a.restitution.max(b.restitution);
+    let (mut va, mut wa, mut vb, mut wb) = (a.v, a.w, b.v, b.w);
+    // A few sequential-impulse sweeps over the manifold points: normal
+    // impulses reach the restitution target, friction stays in the cone.
+    let count = m.count;
+    let mut ra = [Vec3::ZERO; 4];
+    let mut rb = [Vec3::ZERO; 4];
+    let mut target = [0.0f32; 4];
+    let mut kn = [0.0f32; 4];
+    let mut acc = [0.0f32; 4];
+    let mut acc_t = [Vec3::ZERO; 4];
+    let k = |r_a: Vec3, r_b: Vec3, d: Vec3| {
+        let (x, y) = (r_a.cross(d), r_b.cross(d));
+        ma + mb + x.dot(ia_w * x) + y.dot(ib_w * y)
+    };
+    for (i, p) in m.points().iter().enumerate() {
+        ra[i] = p.point_a - com_a;
+        rb[i] = p.point_b - com_b;
+        let vn = ((vb + wb.cross(rb[i])) - (va + wa.cross(ra[i]))).dot(n);
+        let e = if -vn > restitution_threshold {
+            e_pair
+        } else {
+            0.0
+        };
+        target[i] = if vn < 0.0 { -e * vn } else { 0.0 };
+        kn[i] = k(ra[i], rb[i], n);
+    }
+    for _ in 0..8 {
+        for i in 0..count {
+            if kn[i] <= 0.0 {
+                continue;
+            }
+            let vrel = (vb + wb.cross(rb[i])) - (va + wa.cross(ra[i]));
+            let vn = vrel.dot(n);
+            let new = (acc[i] + (target[i] - vn) / kn[i]).max(0.0);
+            let dj = new - acc[i];
+            acc[i] = new;
+            let mut imp = n * dj;
+            // Friction against the sliding at this point.
+            let vt = vrel - n * vrel.dot(n);
+            let vt_len = vt.length();
+            if vt_len > 1.0e-6 {
+                let tdir = vt / vt_len;
+                let kt = k(ra[i], rb[i], tdir);
+                if kt > 0.0 {
+                    let want = acc_t[i] - tdir * (vt_len / kt);
+                    let max = mu * acc[i];
+                    let clamped = if want.length() > max {
+                        want.normalize_or_zero() * max
+                    } else {
+                        want
+                    };
+                    imp += clamped - acc_t[i];
+                    acc_t[i] = clamped;
+                }
+            }
+            va -= imp * ma;
+            wa -= ia_w * ra[i].cross(imp);
+            vb += imp * mb;
+            wb += ib_w * rb[i].cross(imp);
+        }
+    }
+    for (i, v, w) in [(ia, va, wa), (ib, vb, wb)] {
+        let body = &mut bodies[i];
+        if !body.movable {
+            continue;
+        }
+        body.v = v;
+        body.w = w;
+        replan(body, t, dt);
+    }
+    true
+}
+
+/// Sets the body's sweep to continue from its pose at t with its velocity.
+fn replan(body: &mut CcdBody, t: f32, dt: f32) {
+    let pose = body.sweep.pose_at(t);
+    let com_t = pose.transform_point(body.sweep.local_center);
+    let dtheta = body.w * dt;
+    body.sweep = Sweep {
+        com: com_t - body.v * dt * t,
+        rotation: (Quat::from_scaled_axis(-dtheta * t) * pose.rotation).normalize(),
+        local_center: body.sweep.local_center,
+        dx: body.v * dt,
+        dtheta,
+    };
+    body.t = t;
+    body.version += 1;
+    body.changed = true;
+}
