@@ -124,8 +124,10 @@ fn arbiter_world(scene: &Scene) -> (World, Vec<u64>) {
 }
 
 fn rapier_world(scene: &Scene) -> (rp::PhysicsWorld, Vec<rp::RigidBodyHandle>) {
-    let mut w = rp::PhysicsWorld::default();
-    w.gravity = rp::Vector::new(0.0, -9.81, 0.0);
+    let mut w = rp::PhysicsWorld {
+        gravity: rp::Vector::new(0.0, -9.81, 0.0),
+        ..Default::default()
+    };
     let ground = w.insert_body(rp::RigidBodyBuilder::fixed());
     w.insert_collider(
         rp::ColliderBuilder::new(rp::SharedShape::halfspace(rp::Vector::Y)).friction(0.5),

@@ -73,7 +73,7 @@ pub fn shape_cast(
             GjkResult::Separated { distance, .. } => distance <= tolerance,
             GjkResult::Beyond { .. } => false,
         };
-        return touching.then(|| ShapeCastHit {
+        return touching.then_some(ShapeCastHit {
             toi: 0.0,
             point: pose_a.position,
             normal: Vec3::ZERO,
