@@ -47,7 +47,7 @@ impl Default for SolverSettings {
     fn default() -> Self {
         Self {
             substeps: 4,
-            contact_hertz: 45.0,
+            contact_hertz: 30.0,
             damping_ratio: 10.0,
             max_push_speed: 3.0,
             restitution_threshold: 1.0,
