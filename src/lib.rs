@@ -24,8 +24,12 @@
 //!   - `physics::ccd_queries` — the `arbiter ccd-queries` runner
 //! - [`protocol`] — wire types, the JSON and binary stream encoders
 //!   (quantization, smallest-three rotations, per-group deltas)
+//! - `server` (feature `server`) — `arbiter serve`: world threads, REST,
+//!   WebSocket streams, metrics
 //! - [`simulate`] — the headless `arbiter simulate` runner
 
 pub mod physics;
 pub mod protocol;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod simulate;
