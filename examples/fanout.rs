@@ -42,7 +42,11 @@ fn scene() -> Scene {
         (seed >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
     };
     for i in 0..1000 {
-        let p = [(i % 10) as f32 * 1.8 - 8.1, ((i / 10) % 10) as f32 * 1.8 - 8.1, (i / 100) as f32 * 1.8 - 8.1];
+        let p = [
+            (i % 10) as f32 * 1.8 - 8.1,
+            ((i / 10) % 10) as f32 * 1.8 - 8.1,
+            (i / 100) as f32 * 1.8 - 8.1,
+        ];
         let mut b = BodySpec::new(ShapeSpec::Sphere { radius: 0.3 })
             .position(p)
             .linear_velocity([rnd() * 3.0, rnd() * 3.0, rnd() * 3.0])
@@ -65,9 +69,20 @@ fn scene() -> Scene {
 }
 
 fn main() {
-    let ns: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let ns = if ns.is_empty() { vec![25, 50, 100, 200] } else { ns };
-    let server_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let ns: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let ns = if ns.is_empty() {
+        vec![25, 50, 100, 200]
+    } else {
+        ns
+    };
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     let stop = CancellationToken::new();
     let (addr, state) = server_rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -75,12 +90,20 @@ fn main() {
         let state = AppState::new(Limits::default(), stop.clone());
         let s = stop.clone();
         let st = state.clone();
-        tokio::spawn(async move { run(listener, st, async move { s.cancelled().await }).await.unwrap() });
+        tokio::spawn(async move {
+            run(listener, st, async move { s.cancelled().await })
+                .await
+                .unwrap()
+        });
         (addr, state)
     });
     let world = arbiter::physics::World::from_scene(&scene()).unwrap();
     let id = state.add_world(None, world).unwrap();
-    let client_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let client_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     println!("clients, seconds, ticks expected per client, min received, max received, all every tick, p50 ms, p99 ms");
     for n in ns {
         let secs = 3.0;
@@ -94,9 +117,13 @@ fn main() {
                     let mut dec = arbiter::protocol::binary::BinaryDecoder::new();
                     let mut got: Vec<(u64, Instant)> = Vec::new();
                     let deadline = start + Duration::from_secs_f64(secs + 1.0);
-                    while let Ok(Some(Ok(m))) = tokio::time::timeout_at(deadline.into(), s.next()).await {
+                    while let Ok(Some(Ok(m))) =
+                        tokio::time::timeout_at(deadline.into(), s.next()).await
+                    {
                         if let Message::Binary(b) = m {
-                            if let Ok(arbiter::protocol::ServerMessage::Tick { tick, .. }) = dec.decode(&b) {
+                            if let Ok(arbiter::protocol::ServerMessage::Tick { tick, .. }) =
+                                dec.decode(&b)
+                            {
                                 got.push((tick, Instant::now()));
                             }
                         }
@@ -111,8 +138,16 @@ fn main() {
             all
         });
         // A common window of ticks every client could have received.
-        let lo = results.iter().filter_map(|r| r.first().map(|x| x.0)).max().unwrap_or(0);
-        let hi = results.iter().filter_map(|r| r.last().map(|x| x.0)).min().unwrap_or(0);
+        let lo = results
+            .iter()
+            .filter_map(|r| r.first().map(|x| x.0))
+            .max()
+            .unwrap_or(0);
+        let hi = results
+            .iter()
+            .filter_map(|r| r.last().map(|x| x.0))
+            .min()
+            .unwrap_or(0);
         let expected = hi.saturating_sub(lo) + 1;
         let counts: Vec<u64> = results
             .iter()
@@ -132,10 +167,19 @@ fn main() {
         let base = base.unwrap();
         let mut delays: Vec<f64> = results
             .iter()
-            .flat_map(|r| r.iter().map(|&(k, t)| (t - (base + Duration::from_secs_f64(k as f64 / 60.0))).as_secs_f64() * 1000.0))
+            .flat_map(|r| {
+                r.iter().map(|&(k, t)| {
+                    (t - (base + Duration::from_secs_f64(k as f64 / 60.0))).as_secs_f64() * 1000.0
+                })
+            })
             .collect();
         delays.sort_by(f64::total_cmp);
-        let pct = |p: f64| delays.get(((delays.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0.0);
+        let pct = |p: f64| {
+            delays
+                .get(((delays.len() as f64 - 1.0) * p) as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
         println!(
             "{n}, {secs}, {expected}, {}, {}, {all_every}, {:.2}, {:.2}",
             counts.iter().min().unwrap(),
