@@ -650,3 +650,25 @@ async fn binary_stream_decodes_to_the_world_state() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proto_openapi_json_is_what_the_server_serves() {
+    let generated = arbiter::server::rest::openapi().to_pretty_json().unwrap() + "\n";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proto/openapi.json");
+    if std::env::var("UPDATE_OPENAPI").is_ok() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path)
+        .expect("proto/openapi.json exists (UPDATE_OPENAPI=1 writes it)");
+    assert_eq!(
+        committed, generated,
+        "proto/openapi.json is stale: run UPDATE_OPENAPI=1 cargo test --test server"
+    );
+    let srv = start().await;
+    let (st, served) = json_req(srv.addr, "GET", "/openapi.json", None).await;
+    assert_eq!(st, 200);
+    let committed: Value = serde_json::from_str(&committed).unwrap();
+    assert_eq!(served, committed);
+    assert!(served["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert!(served["paths"]["/v1/worlds/{world}/bodies/{id}/impulse"]["post"].is_object());
+}

@@ -24,6 +24,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(openapi()) }))
         .route("/v1/worlds", post(create_world).get(list_worlds))
         .route(
             "/v1/worlds/{world}",
@@ -72,6 +73,7 @@ async fn count_requests(
     resp
 }
 
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 async fn metrics(State(state): State<AppState>) -> Response {
     (
         [(
@@ -125,6 +127,7 @@ struct SceneReq {
     scene: Scene,
 }
 
+#[utoipa::path(post, path = "/v1/worlds", tag = "worlds", request_body(content = Object, description = "A WorldSpec `{name, tick_hz, gravity}` or `{\"scene\": Scene}`"), responses((status = 201, body = WorldInfo), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn create_world(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
@@ -155,6 +158,7 @@ async fn create_world(
     Ok((StatusCode::CREATED, Json(info)).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/worlds", tag = "worlds", responses((status = 200, body = [WorldInfo])))]
 async fn list_worlds(State(state): State<AppState>) -> ApiResult<Json<Vec<WorldInfo>>> {
     let mut out = Vec::new();
     for id in state.world_ids() {
@@ -165,6 +169,7 @@ async fn list_worlds(State(state): State<AppState>) -> ApiResult<Json<Vec<WorldI
     Ok(Json(out))
 }
 
+#[utoipa::path(get, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), responses((status = 200, body = WorldInfo), (status = 404, body = ErrorBody)))]
 async fn get_world(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -172,14 +177,15 @@ async fn get_world(
     Ok(Json(state.ask(&world, Command::Info).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PatchWorld {
+pub(crate) struct PatchWorld {
     paused: Option<bool>,
     gravity: Option<[f32; 3]>,
     tick_hz: Option<f64>,
 }
 
+#[utoipa::path(patch, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), request_body = PatchWorld, responses((status = 200, body = WorldInfo), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn patch_world(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -203,6 +209,7 @@ async fn patch_world(
     Ok(Json(info))
 }
 
+#[utoipa::path(delete, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), responses((status = 204, description = "Deleted; its streams close"), (status = 404, body = ErrorBody)))]
 async fn delete_world(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -214,12 +221,13 @@ async fn delete_world(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct StepReq {
+pub(crate) struct StepReq {
     steps: u64,
 }
 
+#[utoipa::path(post, path = "/v1/worlds/{world}/step", tag = "worlds", params(("world" = String, Path)), request_body = StepReq, responses((status = 200, body = TickReply), (status = 409, body = ErrorBody), (status = 404, body = ErrorBody)))]
 async fn step_world(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -234,6 +242,7 @@ async fn step_world(
     Ok(Json(json!({ "tick": tick })))
 }
 
+#[utoipa::path(get, path = "/v1/worlds/{world}/snapshot", tag = "worlds", params(("world" = String, Path)), responses((status = 200, body = Object, description = "A Scene with ids and state"), (status = 404, body = ErrorBody)))]
 async fn snapshot(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -247,6 +256,7 @@ struct Batch {
     bodies: Vec<BodySpec>,
 }
 
+#[utoipa::path(post, path = "/v1/worlds/{world}/bodies", tag = "bodies", params(("world" = String, Path)), request_body(content = Object, description = "A BodySpec, or `{\"bodies\": [BodySpec]}`"), responses((status = 201, body = Object, description = "The Body, or `{\"bodies\": [Body]}`"), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn spawn(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -278,6 +288,7 @@ async fn spawn(
     Ok((StatusCode::CREATED, out).into_response())
 }
 
+#[utoipa::path(get, path = "/v1/worlds/{world}/bodies", tag = "bodies", params(("world" = String, Path)), responses((status = 200, body = [Object], description = "Bodies: BodySpec with id and sleeping"), (status = 404, body = ErrorBody)))]
 async fn list_bodies(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -285,6 +296,7 @@ async fn list_bodies(
     Ok(Json(state.ask(&world, Command::Bodies).await?))
 }
 
+#[utoipa::path(get, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), responses((status = 200, body = Object, description = "The Body"), (status = 404, body = ErrorBody)))]
 async fn get_body(
     State(state): State<AppState>,
     Path((world, id)): Path<(String, String)>,
@@ -293,15 +305,16 @@ async fn get_body(
     Ok(Json(state.ask(&world, |r| Command::Body(id, r)).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PatchBody {
+pub(crate) struct PatchBody {
     position: Option<[f32; 3]>,
     rotation: Option<[f32; 4]>,
     linear_velocity: Option<[f32; 3]>,
     angular_velocity: Option<[f32; 3]>,
 }
 
+#[utoipa::path(patch, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), request_body = PatchBody, responses((status = 200, body = Object, description = "The Body"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn patch_body(
     State(state): State<AppState>,
     Path((world, id)): Path<(String, String)>,
@@ -341,14 +354,15 @@ async fn patch_body(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ImpulseReq {
+pub(crate) struct ImpulseReq {
     impulse: [f32; 3],
     point: Option<[f32; 3]>,
     angular_impulse: Option<[f32; 3]>,
 }
 
+#[utoipa::path(post, path = "/v1/worlds/{world}/bodies/{id}/impulse", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), request_body = ImpulseReq, responses((status = 204, description = "Applied"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn impulse(
     State(state): State<AppState>,
     Path((world, id)): Path<(String, String)>,
@@ -374,6 +388,7 @@ async fn impulse(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(delete, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), responses((status = 204, description = "Removed"), (status = 404, body = ErrorBody)))]
 async fn delete_body(
     State(state): State<AppState>,
     Path((world, id)): Path<(String, String)>,
@@ -383,14 +398,15 @@ async fn delete_body(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct RaycastReq {
+pub(crate) struct RaycastReq {
     origin: [f32; 3],
     direction: [f32; 3],
     max_distance: f32,
 }
 
+#[utoipa::path(post, path = "/v1/worlds/{world}/raycast", tag = "queries", params(("world" = String, Path)), request_body = RaycastReq, responses((status = 200, body = Object, description = "`{\"hit\": null | {body, distance, point, normal}}`"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn raycast(
     State(state): State<AppState>,
     Path(world): Path<String>,
@@ -421,4 +437,69 @@ async fn raycast(
             "normal": h.normal.to_array(),
         }))
     })))
+}
+
+/// The error shape, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct ErrorDetail {
+    code: String,
+    message: String,
+}
+
+/// `{"tick": T}`, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct TickReply {
+    tick: u64,
+}
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Arbiter",
+        description = "Authoritative physics server: worlds, bodies, queries. The WebSocket stream is described in proto/stream.md and proto/binary.md."
+    ),
+    paths(
+        metrics,
+        create_world,
+        list_worlds,
+        get_world,
+        patch_world,
+        delete_world,
+        step_world,
+        snapshot,
+        spawn,
+        list_bodies,
+        get_body,
+        patch_body,
+        impulse,
+        delete_body,
+        raycast
+    ),
+    components(schemas(
+        WorldInfo,
+        crate::protocol::StepMs,
+        ErrorBody,
+        ErrorDetail,
+        TickReply,
+        PatchWorld,
+        StepReq,
+        PatchBody,
+        ImpulseReq,
+        RaycastReq
+    ))
+)]
+struct ApiDoc;
+
+/// The OpenAPI 3.1 document of this API, generated from the handlers.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    use utoipa::OpenApi;
+    ApiDoc::openapi()
 }
