@@ -672,3 +672,107 @@ async fn proto_openapi_json_is_what_the_server_serves() {
     assert!(served["openapi"].as_str().unwrap().starts_with("3.1"));
     assert!(served["paths"]["/v1/worlds/{world}/bodies/{id}/impulse"]["post"].is_object());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contact_events_are_not_lost_when_every_skips_ticks() {
+    let srv = start().await;
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"bodies": [
+            {"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}},
+            {"shape": {"type": "sphere", "radius": 0.25}, "position": [0, 1.0, 0], "restitution": 0.7}
+        ]}}),
+    )
+    .await;
+    // every=25: frames every ~0.4 s; the landing's begin event (and the
+    // bounce's end) fall between frames and must still arrive.
+    let mut s = ws(srv.addr, &id, "?every=25").await;
+    next_json(&mut s).await.unwrap();
+    let mut kinds = Vec::new();
+    let mut last_tick = None;
+    for _ in 0..6 {
+        let m = next_json(&mut s).await.unwrap();
+        let t = m["tick"].as_u64().unwrap();
+        if let Some(l) = last_tick {
+            assert_eq!(t, l + 25);
+        }
+        last_tick = Some(t);
+        for c in m["contacts"].as_array().unwrap() {
+            kinds.push(c["kind"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(kinds.iter().any(|k| k == "begin"), "{kinds:?}");
+    assert!(
+        kinds.iter().any(|k| k == "end"),
+        "a bounce ends the contact: {kinds:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_sends_close_frames_to_streams() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let mut s = ws(srv.addr, &id, "").await;
+    next_json(&mut s).await.unwrap();
+    srv.stop.cancel();
+    let mut closed = false;
+    for _ in 0..200 {
+        match tokio::time::timeout(Duration::from_secs(3), s.next()).await {
+            Ok(Some(Ok(Message::Close(Some(frame))))) => {
+                assert_eq!(u16::from(frame.code), 1001);
+                closed = true;
+                break;
+            }
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    }
+    assert!(closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reader_is_skipped_forward_with_a_fresh_hello() {
+    let srv = start().await;
+    let bodies: Vec<Value> = (0..400)
+        .map(|i| {
+            json!({"shape": {"type": "sphere", "radius": 0.1}, "position": [(i % 20) as f32 * 0.3, 0, (i / 20) as f32 * 0.3],
+                   "linear_velocity": [0, 0, 1], "linear_damping": 0})
+        })
+        .collect();
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"world": {"tick_hz": 500, "gravity": [0, 0, 0]}, "bodies": bodies}}),
+    )
+    .await;
+    let mut s = ws(srv.addr, &id, "").await;
+    let first = next_json(&mut s).await.unwrap();
+    assert_eq!(first["type"], "hello");
+    // Stop reading while the world produces 500 frames a second.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let mut hellos = 0;
+    let mut last_tick = 0;
+    let mut gap = false;
+    for _ in 0..5000 {
+        let m = next_json(&mut s).await.unwrap();
+        match m["type"].as_str() {
+            Some("hello") => {
+                hellos += 1;
+                break;
+            }
+            Some("tick") => {
+                let t = m["tick"].as_u64().unwrap();
+                gap |= last_tick != 0 && t != last_tick + 1;
+                last_tick = t;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        hellos == 1 && !gap,
+        "the lagging reader got a fresh hello before any gap (hellos {hellos})"
+    );
+    // And after the resync it follows the ticks again.
+    let a = next_json(&mut s).await.unwrap()["tick"].as_u64().unwrap();
+    let b = next_json(&mut s).await.unwrap()["tick"].as_u64().unwrap();
+    assert_eq!(b, a + 1);
+}
