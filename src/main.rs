@@ -24,6 +24,15 @@ enum Command {
         /// A scene file to run as an extra world (repeatable).
         #[arg(long)]
         scene: Vec<PathBuf>,
+        /// Most worlds at once.
+        #[arg(long, default_value_t = arbiter::server::Limits::default().max_worlds)]
+        max_worlds: usize,
+        /// Most bodies in one world.
+        #[arg(long, default_value_t = arbiter::server::Limits::default().max_bodies_per_world)]
+        max_bodies: usize,
+        /// Largest request body in bytes.
+        #[arg(long, default_value_t = arbiter::server::Limits::default().max_request_bytes)]
+        max_request_bytes: usize,
     },
     /// Run a scene headless and print or write the final scene.
     Simulate {
@@ -44,7 +53,11 @@ enum Command {
     },
 }
 
-fn serve(addr: std::net::SocketAddr, scenes: Vec<PathBuf>) -> Result<(), String> {
+fn serve(
+    addr: std::net::SocketAddr,
+    scenes: Vec<PathBuf>,
+    limits: arbiter::server::Limits,
+) -> Result<(), String> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -59,7 +72,7 @@ fn serve(addr: std::net::SocketAddr, scenes: Vec<PathBuf>) -> Result<(), String>
         arbiter::server::ServeConfig {
             addr,
             scenes,
-            limits: arbiter::server::Limits::default(),
+            limits,
         },
         shutdown_signal(),
     ))
@@ -107,8 +120,26 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        Some(Command::Serve { addr, scene }) => serve(addr, scene),
-        None => serve(([127, 0, 0, 1], 7700).into(), Vec::new()),
+        Some(Command::Serve {
+            addr,
+            scene,
+            max_worlds,
+            max_bodies,
+            max_request_bytes,
+        }) => {
+            let limits = arbiter::server::Limits {
+                max_worlds,
+                max_bodies_per_world: max_bodies,
+                max_request_bytes,
+                ..Default::default()
+            };
+            serve(addr, scene, limits)
+        }
+        None => serve(
+            ([127, 0, 0, 1], 7700).into(),
+            Vec::new(),
+            Default::default(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -204,3 +204,21 @@ fn ccd_queries_prints_one_line_per_file_and_per_query_with_flag() {
         1
     );
 }
+
+#[test]
+fn serve_with_a_bad_scene_exits_with_one_line() {
+    let p = tmp("bad-serve.json");
+    std::fs::write(&p, r#"{"bodies":[{"shape":{"type":"sphere","radius":0}}]}"#).unwrap();
+    let o = bin()
+        .args(["serve", "--addr", "127.0.0.1:0", "--scene"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("arbiter:") && last.contains("radius"),
+        "{err}"
+    );
+}

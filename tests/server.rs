@@ -776,3 +776,45 @@ async fn a_slow_reader_is_skipped_forward_with_a_fresh_hello() {
     let b = next_json(&mut s).await.unwrap()["tick"].as_u64().unwrap();
     assert_eq!(b, a + 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overrunning_world_drops_time_and_counts_it_without_stalling_the_api() {
+    let srv = start().await;
+    // 2,000 boxes falling into a heap at 1,000 Hz: every step takes longer
+    // than its 1 ms period on any machine.
+    let bodies: Vec<Value> = (0..2000)
+        .map(|i| {
+            json!({"shape": {"type": "box", "half_extents": [0.2, 0.2, 0.2]},
+                   "position": [(i % 10) as f32 * 0.45, 0.3 + (i / 100) as f32 * 0.45, ((i / 10) % 10) as f32 * 0.45]})
+        })
+        .collect();
+    let mut all = vec![
+        json!({"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}}),
+    ];
+    all.extend(bodies);
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"world": {"tick_hz": 1000}, "bodies": all}}),
+    )
+    .await;
+    let calm = new_world(srv.addr, ball_world()).await;
+    let t0 = Instant::now();
+    let a = tick_of(srv.addr, &calm).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The API answered promptly and the calm world kept its rate meanwhile.
+    let b = tick_of(srv.addr, &calm).await;
+    let expected = 60.0 * t0.elapsed().as_secs_f64();
+    assert!(
+        ((b - a) as f64) > 0.8 * expected,
+        "calm world: {} ticks, expected {expected}",
+        b - a
+    );
+    let (_, metrics) = http(srv.addr, "GET", "/metrics", None).await;
+    let dropped: u64 = metrics
+        .lines()
+        .find(|l| l.starts_with(&format!("arbiter_dropped_ticks_total{{world=\"{id}\"}}")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .expect("a dropped-ticks series for the heavy world");
+    assert!(dropped > 0, "the heavy world dropped time: {metrics}");
+}
