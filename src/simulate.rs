@@ -24,6 +24,7 @@ struct Line<'a> {
     time: f64,
     bodies: Vec<LineBody>,
     contacts: &'a [ContactEvent],
+    cables: Vec<crate::physics::cable::CableState>,
 }
 
 /// Loads a scene file; errors are one line and name the file.
@@ -98,6 +99,7 @@ fn write_line(
         time: world.time(),
         bodies,
         contacts,
+        cables: world.cables().iter().map(|c| c.state()).collect(),
     };
     serde_json::to_writer(&mut *out, &line)?;
     out.write_all(b"\n")

@@ -3,6 +3,7 @@
 pub mod aabb;
 pub mod body;
 pub mod broad_phase;
+pub mod cable;
 pub mod ccd;
 pub mod ccd_queries;
 pub mod collision;

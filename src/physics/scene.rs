@@ -29,7 +29,7 @@ pub struct Scene {
     #[serde(default)]
     pub bodies: Vec<BodySpec>,
     #[serde(default)]
-    pub cables: Vec<serde_json::Value>,
+    pub cables: Vec<super::cable::CableSpec>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -382,6 +382,9 @@ impl Scene {
         }
         for (i, b) in self.bodies.iter().enumerate() {
             b.validate().map_err(|e| format!("bodies[{i}]: {e}"))?;
+        }
+        for (i, c) in self.cables.iter().enumerate() {
+            c.validate().map_err(|e| format!("cables[{i}]: {e}"))?;
         }
         Ok(())
     }

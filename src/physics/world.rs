@@ -3,6 +3,7 @@
 use super::aabb::Aabb;
 use super::body::Body;
 use super::broad_phase::BroadPhase;
+use super::cable::{self, Cable, CableSpec};
 use super::ccd::{self, CcdBody, CcdSettings, CcdStats};
 use super::collision::toi::Sweep;
 use super::collision::{self, Manifold};
@@ -31,6 +32,10 @@ pub struct WorldSettings {
     /// Broad-phase boxes are enlarged by this so small motions need no update (m).
     pub aabb_margin: f32,
     pub ccd: CcdSettings,
+    /// Cable substeps per step.
+    pub cable_substeps: u32,
+    /// Distance-constraint passes per cable substep.
+    pub cable_iterations: u32,
 }
 
 impl Default for WorldSettings {
@@ -43,6 +48,8 @@ impl Default for WorldSettings {
             speculative_distance: 0.02,
             aabb_margin: 0.05,
             ccd: CcdSettings::default(),
+            cable_substeps: 8,
+            cable_iterations: 4,
         }
     }
 }
@@ -95,6 +102,10 @@ pub struct World {
     /// Centre of mass and rotation of each solver body at the step's start.
     start_state: Vec<(Vec3, Quat)>,
     ccd_stats: CcdStats,
+    cables: Vec<Cable>,
+    /// Cable–cable CCD counters of the last step: pairs swept, impacts,
+    /// interval subdivisions.
+    pub cable_stats: (u64, u64, u64),
 }
 
 impl Default for World {
@@ -129,6 +140,8 @@ impl World {
             constraint_contact: Vec::new(),
             start_state: Vec::new(),
             ccd_stats: CcdStats::default(),
+            cables: Vec::new(),
+            cable_stats: (0, 0, 0),
         }
     }
 
@@ -168,7 +181,40 @@ impl World {
                 }
             }
         }
+        for (i, spec) in scene.cables.iter().enumerate() {
+            let id = spec.id.unwrap_or(world.next_id);
+            if world.ids.contains_key(&id) || world.cables.iter().any(|c| c.id == id) || id == 0 {
+                return Err(format!("cables[{i}]: duplicate or zero id {id}"));
+            }
+            world.next_id = world.next_id.max(id + 1);
+            let cable = Cable::from_spec(spec, id).map_err(|e| format!("cables[{i}]: {e}"))?;
+            world.cables.push(cable);
+        }
         Ok(world)
+    }
+
+    /// Adds a cable; returns its id (from the bodies' count).
+    pub fn add_cable(&mut self, spec: &CableSpec) -> Result<u64, String> {
+        let id = self.next_id;
+        let cable = Cable::from_spec(spec, id)?;
+        self.cables.push(cable);
+        self.next_id += 1;
+        Ok(id)
+    }
+
+    /// Removes a cable. False when the id is unknown.
+    pub fn remove_cable(&mut self, id: u64) -> bool {
+        let before = self.cables.len();
+        self.cables.retain(|c| c.id != id);
+        self.cables.len() != before
+    }
+
+    pub fn cable(&self, id: u64) -> Option<&Cable> {
+        self.cables.iter().find(|c| c.id == id)
+    }
+
+    pub fn cables(&self) -> &[Cable] {
+        &self.cables
     }
 
     /// The world as a scene: bodies with ids and state, tick and time.
@@ -182,7 +228,7 @@ impl World {
                 time: Some(self.time),
             },
             bodies: self.bodies.iter().map(|(_, b)| b.to_spec()).collect(),
-            cables: Vec::new(),
+            cables: self.cables.iter().map(|c| c.to_spec()).collect(),
         }
     }
 
@@ -478,7 +524,8 @@ impl World {
         //    impacts resolved in time order.
         self.continuous(dt);
         let t = lap(&mut self.profile.continuous, t);
-        // 7. Islands and sleep.
+        // 7. Cables, then islands and sleep.
+        self.step_cables(dt);
         self.update_sleep(dt);
         let t = lap(&mut self.profile.islands, t);
         // 8. Events: contact begin/end, moved bodies.
@@ -715,6 +762,124 @@ impl World {
             for i in 0..con.count {
                 c.impulses[i] = con.point_impulse(i);
                 c.total_impulse[i] = con.points[i].total_normal_impulse;
+            }
+        }
+    }
+
+    /// Stage 7: cables (see `cable.rs`): XPBD substeps, particles against
+    /// bodies, segments against segments with thick-segment CCD.
+    fn step_cables(&mut self, dt: f32) {
+        if self.cables.is_empty() {
+            return;
+        }
+        let n = self.settings.cable_substeps.max(1);
+        let h = dt / n as f32;
+        let g = self.settings.gravity;
+        // Bodies near any cable, once per step.
+        let mut near: Vec<u32> = Vec::new();
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        for c in &self.cables {
+            let reach =
+                c.spec.radius + c.v.iter().map(|v| v.length()).fold(0.0, f32::max) * dt + 0.1;
+            for p in &c.x {
+                lo = lo.min(*p - Vec3::splat(reach));
+                hi = hi.max(*p + Vec3::splat(reach));
+            }
+        }
+        let zone = Aabb::new(lo, hi);
+        for (h_, b) in self.bodies.iter() {
+            if b.shape.is_plane() || b.shape.aabb(&b.pose).overlaps(&zone) {
+                near.push(h_.index);
+            }
+        }
+        let mut stats = (0, 0, 0);
+        let mut lambdas: Vec<Vec<f32>> = self
+            .cables
+            .iter()
+            .map(|c| vec![0.0; c.segments()])
+            .collect();
+        for sub in 0..n {
+            let prev: Vec<Vec<Vec3>> = self.cables.iter().map(|c| c.x.clone()).collect();
+            for (c, l) in self.cables.iter_mut().zip(&mut lambdas) {
+                c.predict(g, h);
+                l.iter_mut().for_each(|x| *x = 0.0);
+                for it in 0..self.settings.cable_iterations {
+                    c.solve_segments(h, l, (sub + it) % 2 == 1);
+                }
+            }
+            self.cable_body_contacts(&near, &prev, h);
+            let s = cable::collide_cables(&mut self.cables, &prev, h);
+            stats = (stats.0 + s.0, stats.1 + s.1, stats.2 + s.2);
+            for (c, p) in self.cables.iter_mut().zip(&prev) {
+                c.update_velocities(p, h);
+            }
+        }
+        self.cable_stats = stats;
+    }
+
+    /// Each cable particle is a sphere of the cable's radius: pushed out of
+    /// the bodies it overlaps, with friction; dynamic bodies get the opposite
+    /// impulse at the contact.
+    fn cable_body_contacts(&mut self, near: &[u32], prev: &[Vec<Vec3>], h: f32) {
+        let mut kicks: Vec<(u32, Vec3, Vec3)> = Vec::new();
+        for (c, prev) in self.cables.iter_mut().zip(prev) {
+            let r = c.spec.radius.max(1.0e-3);
+            let ball = super::shape::Shape::sphere(r);
+            #[allow(clippy::needless_range_loop)] // x, w and prev in step
+            for i in 0..c.x.len() {
+                if c.w[i] == 0.0 {
+                    continue;
+                }
+                for &bi in near {
+                    let Some(b) = self.bodies.by_index(bi) else {
+                        continue;
+                    };
+                    let pose = Pose::from_position(c.x[i]);
+                    let mut cache = collision::PairCache::default();
+                    let Some(m) = collision::contact_manifold(
+                        &ball, &pose, &b.shape, &b.pose, 0.0, &mut cache,
+                    ) else {
+                        continue;
+                    };
+                    let Some(p) = m
+                        .points()
+                        .iter()
+                        .min_by(|a, b| a.separation.total_cmp(&b.separation))
+                    else {
+                        continue;
+                    };
+                    if p.separation >= 0.0 {
+                        continue;
+                    }
+                    let n = m.normal; // from the particle into the body
+                    let push = n * p.separation; // moves the particle out
+                    c.x[i] += push;
+                    // Friction: cancel the tangential motion of this substep
+                    // up to μ times the push.
+                    let dx = c.x[i] - prev[i];
+                    let tangential = dx - n * dx.dot(n);
+                    let mu = (c.spec.friction * b.friction).sqrt();
+                    let limit = mu * push.length();
+                    let t_len = tangential.length();
+                    let cancel = if t_len <= limit {
+                        tangential
+                    } else {
+                        tangential * (limit / t_len)
+                    };
+                    c.x[i] -= cancel;
+                    if b.is_dynamic() {
+                        let dp = (push - cancel) * (c.particle_mass / h);
+                        kicks.push((bi, -dp, p.point_b));
+                    }
+                }
+            }
+        }
+        for (bi, impulse, point) in kicks {
+            if let Some(b) = self.bodies.by_index_mut(bi) {
+                b.apply_impulse(impulse, Some(point));
+                b.sleeping = false;
+                b.sleep_time = 0.0;
             }
         }
     }

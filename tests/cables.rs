@@ -1,0 +1,181 @@
+//! Cables: length, pins, energy, no crossing, draping.
+
+use arbiter::physics::cable::CableSpec;
+use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, Vec3, World, WorldSettings};
+
+fn world(gravity: Vec3) -> World {
+    World::new(WorldSettings {
+        gravity,
+        ..Default::default()
+    })
+}
+
+#[test]
+fn a_hanging_cable_keeps_its_length_within_one_percent_and_its_pin_never_moves() {
+    let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+    let mut spec = CableSpec::new([0.0, 5.0, 0.0], [2.0, 5.0, 0.0], 20);
+    spec.pinned = vec![0];
+    spec.mass = 2.0;
+    spec.damping = 1.0;
+    let id = w.add_cable(&spec).unwrap();
+    let pin = w.cable(id).unwrap().x[0];
+    let rest = 2.0;
+    let mut worst: f32 = 0.0;
+    let mut lowest = f32::INFINITY;
+    for step in 0..600 {
+        w.step();
+        let c = w.cable(id).unwrap();
+        assert_eq!(c.x[0], pin, "the pinned particle moved at step {step}");
+        worst = worst.max((c.length() - rest).abs() / rest);
+        lowest = lowest.min(c.x[20].y);
+    }
+    // It swung down through the bottom of its arc, hanging straight.
+    assert!(lowest < pin.y - 1.95, "the free end got down to {lowest}");
+    assert!(worst < 0.01, "length error {:.3}%", worst * 100.0);
+}
+
+#[test]
+fn energy_never_grows_in_a_closed_system() {
+    let mut w = world(Vec3::ZERO);
+    let mut spec = CableSpec::new([0.0, 0.0, 0.0], [3.0, 0.0, 0.0], 30);
+    spec.linear_velocity = [0.0, 2.0, 0.0];
+    let id = w.add_cable(&spec).unwrap();
+    // Kick half the particles sideways so the segments work.
+    let mut e_prev = f32::INFINITY;
+    let mut first = true;
+    for step in 0..300 {
+        w.step();
+        let e = w.cable(id).unwrap().energy(Vec3::ZERO);
+        if first {
+            first = false;
+        } else {
+            assert!(
+                e <= e_prev * (1.0 + 1e-4) + 1e-6,
+                "energy grew at step {step}: {e_prev} -> {e}"
+            );
+        }
+        e_prev = e;
+        assert!(e.is_finite());
+    }
+}
+
+/// Signed volume of the tetrahedron (a0, a1, b0, b1).
+fn volume(a0: Vec3, a1: Vec3, b0: Vec3, b1: Vec3) -> f32 {
+    (a1 - a0).cross(b0 - a0).dot(b1 - a0)
+}
+
+/// Closest points of two segments (dense sampling is enough for a test).
+fn closest(a0: Vec3, a1: Vec3, b0: Vec3, b1: Vec3) -> (Vec3, Vec3) {
+    let mut best = (f32::INFINITY, a0, b0);
+    for i in 0..=40 {
+        for j in 0..=40 {
+            let p = a0.lerp(a1, i as f32 / 40.0);
+            let q = b0.lerp(b1, j as f32 / 40.0);
+            let d = (p - q).length();
+            if d < best.0 {
+                best = (d, p, q);
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+#[test]
+fn two_cables_swung_through_each_other_at_50_mps_never_cross() {
+    let mut w = world(Vec3::ZERO);
+    // A pinned along X at y = 0; B along Z at y = 1 flying down at 50 m/s.
+    let mut a = CableSpec::new([-2.0, 0.0, 0.0], [2.0, 0.0, 0.0], 20);
+    a.pinned = vec![0, 20];
+    a.radius = 0.01;
+    let mut b = CableSpec::new([0.05, 1.0, -2.0], [0.05, 1.0, 2.0], 20);
+    b.linear_velocity = [0.0, -50.0, 0.0];
+    b.radius = 0.01;
+    let ia = w.add_cable(&a).unwrap();
+    let ib = w.add_cable(&b).unwrap();
+    // Every pair of segments near the crossing starts with B above A; the
+    // sign of their tetrahedron volume may change only while they are apart
+    // (sliding off an end), never while they touch.
+    let pairs: Vec<(usize, usize)> = (5..15).flat_map(|i| (5..15).map(move |j| (i, j))).collect();
+    let mut signs: Vec<f32> = {
+        let (ca, cb) = (w.cable(ia).unwrap(), w.cable(ib).unwrap());
+        pairs
+            .iter()
+            .map(|&(i, j)| volume(ca.x[i], ca.x[i + 1], cb.x[j], cb.x[j + 1]).signum())
+            .collect()
+    };
+    let mut impacts = 0;
+    for step in 0..120 {
+        w.step();
+        impacts += w.cable_stats.1;
+        let (ca, cb) = (w.cable(ia).unwrap(), w.cable(ib).unwrap());
+        for (k, &(i, j)) in pairs.iter().enumerate() {
+            let v = volume(ca.x[i], ca.x[i + 1], cb.x[j], cb.x[j + 1]);
+            let (p, q) = closest(ca.x[i], ca.x[i + 1], cb.x[j], cb.x[j + 1]);
+            let close = (p - q).length() < 0.05;
+            if v.abs() > 1e-7 {
+                if close {
+                    assert_eq!(
+                        v.signum(),
+                        signs[k],
+                        "step {step}: segments A{i} and B{j} crossed"
+                    );
+                } else {
+                    signs[k] = v.signum();
+                }
+            }
+        }
+    }
+    assert!(impacts > 0, "the cables met");
+}
+
+#[test]
+fn a_cable_dropped_on_a_box_drapes_over_it_and_comes_to_rest() {
+    let text = r#"{"bodies":[
+        {"kind":"static","shape":{"type":"plane","normal":[0,1,0],"offset":0}},
+        {"kind":"static","shape":{"type":"box","half_extents":[0.5,0.5,0.5]},"position":[0,0.5,0]}],
+      "cables":[{"from":[-1.5,1.5,0],"to":[1.5,1.5,0],"segments":30,"radius":0.02,"mass":1,"damping":2}]}"#;
+    let scene = Scene::from_json(text).unwrap();
+    let mut w = World::from_scene(&scene).unwrap();
+    assert_eq!(w.cables()[0].id, 3, "cables take ids after the bodies");
+    for _ in 0..600 {
+        w.step();
+    }
+    let c = &w.cables()[0];
+    let mid = c.x[15];
+    assert!(
+        (mid.y - 1.02).abs() < 0.05,
+        "middle rests on the box top: {mid}"
+    );
+    assert!(
+        c.x[0].y < 0.9 && c.x[30].y < 0.9,
+        "both ends hang down the sides: {} {}",
+        c.x[0],
+        c.x[30]
+    );
+    let speed = c.v.iter().map(|v| v.length()).fold(0.0, f32::max);
+    assert!(speed < 0.05, "at rest: {speed} m/s");
+    // The snapshot carries the cable and reloads.
+    let snap = w.snapshot();
+    assert_eq!(snap.cables.len(), 1);
+    let again = World::from_scene(&snap).unwrap();
+    assert_eq!(again.cables()[0].x, c.x);
+}
+
+#[test]
+fn bad_cable_specs_fail_with_one_line() {
+    for bad in [
+        r#"{"cables":[{"from":[0,0,0],"to":[0,0,0]}]}"#,
+        r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"segments":0}]}"#,
+        r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"mass":-1}]}"#,
+        r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"segments":4,"pinned":[5]}]}"#,
+        r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"radius":-0.1}]}"#,
+        r#"{"cables":[{"from":[0,1e39,0],"to":[1,0,0]}]}"#,
+    ] {
+        let err = Scene::from_json(bad).expect_err(bad);
+        assert!(!err.contains('\n') && err.contains("cables[0]"), "{err}");
+    }
+    let _ = (
+        BodySpec::new(ShapeSpec::Sphere { radius: 1.0 }),
+        BodyKind::Static,
+    );
+}
