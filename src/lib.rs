@@ -1,11 +1,35 @@
 //! Arbiter: an authoritative physics server for multiplayer games.
 //!
-//! Module map:
-//! - [`physics`] — the engine (glam + serde only): shapes, collision queries,
-//!   broad phase, bodies, solver, islands, `World::step`.
-//! - [`protocol`] — wire types for REST and the WebSocket stream.
-//! - [`simulate`] — the headless `arbiter simulate` runner.
+//! # Module map
+//!
+//! - [`physics`] — the engine; depends on glam and serde only
+//!   (`cargo check --no-default-features` builds it alone):
+//!   - `physics::shape` — one file per shape: support mapping, AABB, mass
+//!     properties; the convex hull builder
+//!   - `physics::collision` — pure queries with no bodies: GJK, EPA, support
+//!     features and clipping (`manifold`), polytope SAT (`polytope`), the
+//!     per-pair dispatcher (`contact`), ray casts, shape casts (`shape_cast`),
+//!     time of impact by conservative advancement (`toi`), edge–edge /
+//!     vertex–face CCD (`ccd_cubic`) and thick segments (`ccd_thick`)
+//!   - `physics::broad_phase` — incremental sweep and prune
+//!   - `physics::body`, `physics::set` — bodies in a generational arena
+//!   - `physics::contact` — contacts, the feature-id keyed impulse cache
+//!   - `physics::solver` — soft-step sequential impulses with warm starting,
+//!     friction and restitution
+//!   - `physics::ccd` — continuous collision inside the step
+//!   - `physics::island` — islands and sleeping
+//!   - `physics::world` — `World::step`, the whole pipeline in one function
+//!   - `physics::events` — contact begin/end events
+//!   - `physics::scene` — the scene/snapshot format and its validation
+//!   - `physics::ccd_queries` — the `arbiter ccd-queries` runner
+//! - [`protocol`] — wire types, the JSON and binary stream encoders
+//!   (quantization, smallest-three rotations, per-group deltas)
+//! - `server` (feature `server`) — `arbiter serve`: world threads, REST,
+//!   WebSocket streams, metrics
+//! - [`simulate`] — the headless `arbiter simulate` runner
 
 pub mod physics;
 pub mod protocol;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod simulate;

@@ -17,6 +17,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve worlds over REST and WebSocket (the default with no subcommand).
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:7700")]
+        addr: std::net::SocketAddr,
+        /// A scene file to run as an extra world (repeatable).
+        #[arg(long)]
+        scene: Vec<PathBuf>,
+    },
     /// Run a scene headless and print or write the final scene.
     Simulate {
         scene: PathBuf,
@@ -34,6 +42,48 @@ enum Command {
         #[arg(long)]
         per_query: bool,
     },
+}
+
+fn serve(addr: std::net::SocketAddr, scenes: Vec<PathBuf>) -> Result<(), String> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(arbiter::server::serve(
+        arbiter::server::ServeConfig {
+            addr,
+            scenes,
+            limits: arbiter::server::Limits::default(),
+        },
+        shutdown_signal(),
+    ))
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
 }
 
 fn main() -> ExitCode {
@@ -57,7 +107,8 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        None => Err("serve is not built yet".to_string()),
+        Some(Command::Serve { addr, scene }) => serve(addr, scene),
+        None => serve(([127, 0, 0, 1], 7700).into(), Vec::new()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -140,3 +140,67 @@ fn bad_scenes_fail_with_one_line() {
         .unwrap();
     assert!(!o.status.success());
 }
+
+fn ccd_data() -> PathBuf {
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/ccd-queries");
+    if local.exists() {
+        local
+    } else {
+        PathBuf::from("/work/shared/ccd-queries")
+    }
+}
+
+#[test]
+fn ccd_queries_prints_one_line_per_file_and_per_query_with_flag() {
+    let ee = ccd_data().join("unit-tests/edge-edge/data_0_0.csv");
+    let vf = ccd_data().join("unit-tests/vertex-face/data_0_0.csv");
+    assert!(
+        ee.exists(),
+        "the shared CCD query set is needed: {}",
+        ee.display()
+    );
+    let o = bin()
+        .args(["ccd-queries"])
+        .arg(&ee)
+        .arg(&vf)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].contains("kind=edge-edge queries=54 "),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("kind=vertex-face queries=125 "),
+        "{}",
+        lines[1]
+    );
+    for l in &lines {
+        assert!(l.contains("false_negatives=0 "), "{l}");
+        assert!(l.contains("ns_per_query="), "{l}");
+    }
+    let o = bin()
+        .args(["ccd-queries", "--per-query"])
+        .arg(&ee)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    // One summary line plus one "i hit toi" line per query.
+    assert_eq!(text.lines().count(), 55, "{text}");
+    let bad = tmp("nothing-here.csv");
+    std::fs::write(&bad, "1,2,3\n").unwrap();
+    let o = bin().args(["ccd-queries"]).arg(&bad).output().unwrap();
+    assert!(!o.status.success());
+    assert_eq!(
+        String::from_utf8(o.stderr)
+            .unwrap()
+            .trim_end()
+            .lines()
+            .count(),
+        1
+    );
+}

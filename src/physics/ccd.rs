@@ -82,6 +82,23 @@ pub(crate) struct CcdBody<'a> {
     pub changed: bool,
 }
 
+/// What the pass remembers per pair during one step.
+#[derive(Default)]
+struct Pairs {
+    /// Pairs the solver already handled (not approaching at their impact).
+    settled: HashSet<(u32, u32)>,
+    /// Impacts per pair so far: each one halves the pair's target distance,
+    /// so bodies just pushed apart are not found touching again at once,
+    /// while a body that bounces back later in the step is still caught.
+    hits: HashMap<(u32, u32), u32>,
+    /// Where conservative advancement stopped short of a contact (out of
+    /// iterations): the search resumes there, a bounded number of times.
+    resume: HashMap<(u32, u32), (f32, u32)>,
+}
+
+/// Most times one pair's search resumes in a step.
+const MAX_RESUMES: u32 = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
     /// Time bits (non-negative f32 order like their bits).
@@ -103,18 +120,12 @@ pub(crate) fn solve_impacts(
 ) -> CcdStats {
     let mut stats = CcdStats::default();
     let mut heap = BinaryHeap::new();
-    // Pairs the solver already handled (not approaching at their impact).
-    let mut settled: HashSet<(u32, u32)> = HashSet::new();
-    // Impacts per pair so far: each one halves the pair's target distance, so
-    // bodies just pushed apart are not found touching again at once, while a
-    // body that bounces back later in the step is still caught.
-    let mut hits: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut pairs = Pairs::default();
     for i in 0..bodies.len() {
         if bodies[i].candidate {
             stats.swept_bodies += 1;
-            if let Some(e) = next_impact(
-                bodies, neighbours, i as u32, &settled, &hits, settings, &mut stats,
-            ) {
+            if let Some(e) = next_impact(bodies, neighbours, i as u32, &pairs, settings, &mut stats)
+            {
                 heap.push(Reverse(e));
             }
         }
@@ -123,9 +134,7 @@ pub(crate) fn solve_impacts(
         let (ia, ib) = (e.a as usize, e.b as usize);
         if bodies[ia].version != e.version_a || bodies[ib].version != e.version_b {
             // Stale: one of the bodies changed its path since; search again.
-            if let Some(n) = next_impact(
-                bodies, neighbours, e.a, &settled, &hits, settings, &mut stats,
-            ) {
+            if let Some(n) = next_impact(bodies, neighbours, e.a, &pairs, settings, &mut stats) {
                 heap.push(Reverse(n));
             }
             continue;
@@ -134,7 +143,17 @@ pub(crate) fn solve_impacts(
         // The contact geometry at the impact time.
         let reach = 2.0 * (settings.toi.target + settings.toi.tolerance);
         let Some(manifold) = contact_at(&bodies[ia], &bodies[ib], t, reach) else {
-            settled.insert(key(e.a, e.b));
+            // Advancement stopped short (out of iterations): resume there.
+            let r = pairs.resume.entry(key(e.a, e.b)).or_insert((0.0, 0));
+            r.1 += 1;
+            if r.1 > MAX_RESUMES || t <= r.0 {
+                pairs.settled.insert(key(e.a, e.b));
+            } else {
+                r.0 = t;
+            }
+            if let Some(n) = next_impact(bodies, neighbours, e.a, &pairs, settings, &mut stats) {
+                heap.push(Reverse(n));
+            }
             continue;
         };
         let resolved = resolve(bodies, ia, ib, t, &manifold, dt, restitution_threshold);
@@ -150,16 +169,14 @@ pub(crate) fn solve_impacts(
                 }));
                 continue;
             }
-            settled.insert(key(e.a, e.b));
-            if let Some(n) = next_impact(
-                bodies, neighbours, e.a, &settled, &hits, settings, &mut stats,
-            ) {
+            pairs.settled.insert(key(e.a, e.b));
+            if let Some(n) = next_impact(bodies, neighbours, e.a, &pairs, settings, &mut stats) {
                 heap.push(Reverse(n));
             }
             continue;
         }
         stats.impacts += 1;
-        *hits.entry(key(e.a, e.b)).or_insert(0) += 1;
+        *pairs.hits.entry(key(e.a, e.b)).or_insert(0) += 1;
         for i in [ia, ib] {
             if !bodies[i].movable {
                 continue;
@@ -181,9 +198,7 @@ pub(crate) fn solve_impacts(
         }
         for i in [e.a, e.b] {
             if bodies[i as usize].candidate {
-                if let Some(n) =
-                    next_impact(bodies, neighbours, i, &settled, &hits, settings, &mut stats)
-                {
+                if let Some(n) = next_impact(bodies, neighbours, i, &pairs, settings, &mut stats) {
                     heap.push(Reverse(n));
                 }
             }
@@ -201,22 +216,23 @@ fn next_impact(
     bodies: &[CcdBody],
     neighbours: &[Vec<u32>],
     i: u32,
-    settled: &HashSet<(u32, u32)>,
-    hits: &HashMap<(u32, u32), u32>,
+    pairs: &Pairs,
     settings: &CcdSettings,
     stats: &mut CcdStats,
 ) -> Option<Event> {
     let a = &bodies[i as usize];
     let mut best: Option<Event> = None;
     for &j in &neighbours[i as usize] {
-        if settled.contains(&key(i, j)) {
+        if pairs.settled.contains(&key(i, j)) {
             continue;
         }
         let b = &bodies[j as usize];
-        let t0 = a.t.max(b.t);
+        let t0 =
+            a.t.max(b.t)
+                .max(pairs.resume.get(&key(i, j)).map_or(0.0, |r| r.0));
         stats.toi_queries += 1;
         let mut toi_settings = settings.toi;
-        let n_hits = hits.get(&key(i, j)).copied().unwrap_or(0);
+        let n_hits = pairs.hits.get(&key(i, j)).copied().unwrap_or(0);
         toi_settings.target *= 0.5f32.powi(n_hits as i32);
         toi_settings.tolerance *= 0.5f32.powi(n_hits as i32);
         let toi = match (&a.shape.kind, &b.shape.kind) {

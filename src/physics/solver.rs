@@ -47,7 +47,7 @@ impl Default for SolverSettings {
     fn default() -> Self {
         Self {
             substeps: 4,
-            contact_hertz: 45.0,
+            contact_hertz: 30.0,
             damping_ratio: 10.0,
             max_push_speed: 3.0,
             restitution_threshold: 1.0,
@@ -226,6 +226,15 @@ impl ContactConstraint {
     }
 }
 
+/// Applies an impulse `imp` at anchors `ra` (on A, negatively) and `rb` (on B).
+#[inline(always)]
+fn apply(ba: &mut SolverBody, bb: &mut SolverBody, ra: Vec3, rb: Vec3, imp: Vec3) {
+    ba.v -= imp * ba.inv_mass;
+    ba.w -= ba.inv_i * ra.cross(imp);
+    bb.v += imp * bb.inv_mass;
+    bb.w += bb.inv_i * rb.cross(imp);
+}
+
 /// Soft-constraint coefficients for a stiffness and damping ratio at step h.
 #[derive(Clone, Copy, Debug)]
 struct Softness {
@@ -355,10 +364,7 @@ fn warm_start(bodies: &mut [SolverBody], constraints: &[ContactConstraint]) {
             let imp = c.normal * p.normal_impulse
                 + c.tangents[0] * p.tangent_impulse[0]
                 + c.tangents[1] * p.tangent_impulse[1];
-            ba.v -= imp * ba.inv_mass;
-            ba.w -= ba.inv_i * p.ra.cross(imp);
-            bb.v += imp * bb.inv_mass;
-            bb.w += bb.inv_i * p.rb.cross(imp);
+            apply(&mut ba, &mut bb, p.ra, p.rb, imp);
         }
         store(bodies, c.a, c.b, ba, bb);
     }
@@ -407,10 +413,7 @@ fn solve_contacts(
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
             let imp = n * lambda;
-            ba.v -= imp * ba.inv_mass;
-            ba.w -= ba.inv_i * p.ra.cross(imp);
-            bb.v += imp * bb.inv_mass;
-            bb.w += bb.inv_i * p.rb.cross(imp);
+            apply(&mut ba, &mut bb, p.ra, p.rb, imp);
         }
         // Friction: per point, the tangent impulse stays inside the Coulomb
         // cone |λt| ≤ μ·λn (projected onto the disc, not a box).
@@ -429,10 +432,7 @@ fn solve_contacts(
             }
             p.tangent_impulse = t;
             let imp = c.tangents[0] * (t[0] - old[0]) + c.tangents[1] * (t[1] - old[1]);
-            ba.v -= imp * ba.inv_mass;
-            ba.w -= ba.inv_i * p.ra.cross(imp);
-            bb.v += imp * bb.inv_mass;
-            bb.w += bb.inv_i * p.rb.cross(imp);
+            apply(&mut ba, &mut bb, p.ra, p.rb, imp);
         }
         store(bodies, c.a, c.b, ba, bb);
     }
@@ -461,10 +461,7 @@ fn apply_restitution(
             p.normal_impulse = new;
             p.total_normal_impulse += lambda;
             let imp = n * lambda;
-            ba.v -= imp * ba.inv_mass;
-            ba.w -= ba.inv_i * p.ra.cross(imp);
-            bb.v += imp * bb.inv_mass;
-            bb.w += bb.inv_i * p.rb.cross(imp);
+            apply(&mut ba, &mut bb, p.ra, p.rb, imp);
         }
         store(bodies, c.a, c.b, ba, bb);
     }

@@ -304,7 +304,10 @@ impl World {
                 return Err("rotation must be a finite non-zero quaternion".into());
             }
         }
-        let h = *self.ids.get(&id).ok_or_else(|| format!("no body {id}"))?;
+        let h = *self
+            .ids
+            .get(&id)
+            .ok_or_else(|| format!("body {id} not found"))?;
         let b = self.bodies.get_mut(h).expect("id map and arena agree");
         if b.is_static() && (linear_velocity.is_some() || angular_velocity.is_some()) {
             return Err("a static body has no velocity; make it kinematic".into());
@@ -351,7 +354,10 @@ impl World {
         if !finite {
             return Err("impulse, point and angular_impulse must be finite".into());
         }
-        let h = *self.ids.get(&id).ok_or_else(|| format!("no body {id}"))?;
+        let h = *self
+            .ids
+            .get(&id)
+            .ok_or_else(|| format!("body {id} not found"))?;
         let b = self.bodies.get_mut(h).expect("id map and arena agree");
         if !b.is_dynamic() {
             return Err(format!("body {id} is not dynamic"));
@@ -367,7 +373,10 @@ impl World {
 
     /// Adds a force (N) applied at the centre of mass during the next step.
     pub fn add_force(&mut self, id: u64, force: Vec3) -> Result<(), String> {
-        let h = *self.ids.get(&id).ok_or_else(|| format!("no body {id}"))?;
+        let h = *self
+            .ids
+            .get(&id)
+            .ok_or_else(|| format!("body {id} not found"))?;
         let b = self.bodies.get_mut(h).expect("id map and arena agree");
         b.force += force;
         self.wake_index(h.index);

@@ -52,6 +52,7 @@ impl BodyState {
 
 /// `step_ms` of a world: last, mean and max step durations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct StepMs {
     pub last: f64,
     pub mean: f64,
@@ -60,6 +61,7 @@ pub struct StepMs {
 
 /// A world as the REST API and the stream's hello describe it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct WorldInfo {
     pub id: String,
     pub name: String,

@@ -88,38 +88,38 @@ fn dispatch(
     cache: &mut PairCache,
 ) -> Option<Manifold> {
     use ShapeKind as K;
-    // Polytope pairs go to the separating-axis test unless both hulls are so
-    // large that its edge-pair loop would cost more than GJK/EPA.
+    // Sharp polytope pairs go to the separating-axis test (unless both hulls
+    // are so large that its edge-pair loop would cost more than GJK/EPA).
+    // Rounded ones go through GJK: the SAT value is only a lower bound of the
+    // distance between separated cores (it underestimates it near vertices),
+    // which is exact enough for sharp shapes but not once a radius is
+    // subtracted from it.
     const MAX_SAT_EDGE_PAIRS: usize = 4096;
-    let (ra, rb) = (a.radius(), b.radius());
-    match (&a.kind, &b.kind) {
-        (K::Box(ba), K::Box(bb)) if ra == 0.0 && rb == 0.0 => {
-            return box_box(ba, pa, bb, pb, spec, &mut cache.sat)
+    if a.radius() == 0.0 && b.radius() == 0.0 {
+        match (&a.kind, &b.kind) {
+            (K::Box(ba), K::Box(bb)) => return box_box(ba, pa, bb, pb, spec, &mut cache.sat),
+            (K::Box(ba), K::ConvexHull(hb)) => {
+                return polytope_contact(ba, pa, hb.as_ref(), pb, 0.0, 0.0, spec, &mut cache.sat)
+            }
+            (K::ConvexHull(ha), K::Box(bb)) => {
+                return polytope_contact(ha.as_ref(), pa, bb, pb, 0.0, 0.0, spec, &mut cache.sat)
+            }
+            (K::ConvexHull(ha), K::ConvexHull(hb))
+                if ha.edges().len() * hb.edges().len() <= MAX_SAT_EDGE_PAIRS =>
+            {
+                return polytope_contact(
+                    ha.as_ref(),
+                    pa,
+                    hb.as_ref(),
+                    pb,
+                    0.0,
+                    0.0,
+                    spec,
+                    &mut cache.sat,
+                )
+            }
+            _ => {}
         }
-        (K::Box(ba), K::Box(bb)) => {
-            return polytope_contact(ba, pa, bb, pb, ra, rb, spec, &mut cache.sat)
-        }
-        (K::Box(ba), K::ConvexHull(hb)) => {
-            return polytope_contact(ba, pa, hb.as_ref(), pb, ra, rb, spec, &mut cache.sat)
-        }
-        (K::ConvexHull(ha), K::Box(bb)) => {
-            return polytope_contact(ha.as_ref(), pa, bb, pb, ra, rb, spec, &mut cache.sat)
-        }
-        (K::ConvexHull(ha), K::ConvexHull(hb))
-            if ha.edges().len() * hb.edges().len() <= MAX_SAT_EDGE_PAIRS =>
-        {
-            return polytope_contact(
-                ha.as_ref(),
-                pa,
-                hb.as_ref(),
-                pb,
-                ra,
-                rb,
-                spec,
-                &mut cache.sat,
-            )
-        }
-        _ => {}
     }
     let cache = &*cache;
     match (&a.kind, &b.kind) {

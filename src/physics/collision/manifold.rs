@@ -871,43 +871,9 @@ fn closest_segment_param(a: Vec3, b: Vec3, x: Vec3) -> f32 {
 }
 
 /// Parameters (s, t) in [0, 1]² of the closest points of segments
-/// p1 + s (q1 − p1) and p2 + t (q2 − p2). Minimizes the squared distance over
-/// s for fixed t and back, clamping to the square; parallel segments take
-/// s = 0 and the nearest t.
+/// p1 + s (q1 − p1) and p2 + t (q2 − p2).
 pub(crate) fn closest_segment_params(p1: Vec3, q1: Vec3, p2: Vec3, q2: Vec3) -> (f32, f32) {
-    let d1 = q1 - p1;
-    let d2 = q2 - p2;
-    let r = p1 - p2;
-    let a = d1.length_squared();
-    let e = d2.length_squared();
-    let f = d2.dot(r);
-    if a <= f32::MIN_POSITIVE && e <= f32::MIN_POSITIVE {
-        return (0.0, 0.0);
-    }
-    if a <= f32::MIN_POSITIVE {
-        return (0.0, (f / e).clamp(0.0, 1.0));
-    }
-    let c = d1.dot(r);
-    if e <= f32::MIN_POSITIVE {
-        return ((-c / a).clamp(0.0, 1.0), 0.0);
-    }
-    let b = d1.dot(d2);
-    let denom = a * e - b * b;
-    // Unconstrained minimum along s, unless the segments are parallel.
-    let mut s = if denom > 1e-12 * a * e {
-        ((b * f - c * e) / denom).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let mut t = (b * s + f) / e;
-    if t < 0.0 {
-        t = 0.0;
-        s = (-c / a).clamp(0.0, 1.0);
-    } else if t > 1.0 {
-        t = 1.0;
-        s = ((b - c) / a).clamp(0.0, 1.0);
-    }
-    (s, t)
+    super::contact::closest_segment_segment(p1, q1 - p1, p2, q2 - p2)
 }
 
 /// Relative slack within which two candidates count as equally good during

@@ -1,0 +1,505 @@
+//! The router and the REST handlers. Every body is parsed by hand from bytes
+//! so that every rejection (malformed JSON, unknown fields, too large) goes
+//! through [`ApiError`]'s one shape.
+
+use super::error::{ApiError, ApiResult};
+use super::world_thread::{Command, Edit};
+use super::{stream, AppState};
+use crate::physics::scene::{BodySpec, Scene, WorldSpec, MAX_COORD};
+use crate::physics::{Quat, Vec3, World};
+use crate::protocol::{Body, WorldInfo};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub fn app(state: AppState) -> Router {
+    let limit = state.limits().max_request_bytes;
+    Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(openapi()) }))
+        .route("/v1/worlds", post(create_world).get(list_worlds))
+        .route(
+            "/v1/worlds/{world}",
+            get(get_world).patch(patch_world).delete(delete_world),
+        )
+        .route("/v1/worlds/{world}/step", post(step_world))
+        .route("/v1/worlds/{world}/snapshot", get(snapshot))
+        .route("/v1/worlds/{world}/bodies", post(spawn).get(list_bodies))
+        .route(
+            "/v1/worlds/{world}/bodies/{id}",
+            get(get_body).patch(patch_body).delete(delete_body),
+        )
+        .route("/v1/worlds/{world}/bodies/{id}/impulse", post(impulse))
+        .route("/v1/worlds/{world}/raycast", post(raycast))
+        .route("/v1/worlds/{world}/stream", get(stream::upgrade))
+        .fallback(|| async { ApiError::not_found("route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "method not allowed here",
+            )
+        })
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            count_requests,
+        ))
+        .with_state(state)
+}
+
+async fn count_requests(
+    State(state): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use std::sync::atomic::Ordering;
+    state.metrics().requests.fetch_add(1, Ordering::Relaxed);
+    let resp = next.run(req).await;
+    if resp.status().is_client_error() {
+        state
+            .metrics()
+            .rejected_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    resp
+}
+
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
+async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        state.metrics().render(),
+    )
+        .into_response()
+}
+
+/// Parses a JSON body; every failure is a 4xx in the error shape.
+pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiResult<T> {
+    let bytes = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the request body is too large",
+            )
+        } else {
+            ApiError::bad_request("bad_request", e.body_text())
+        }
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        use serde_json::error::Category;
+        match e.classify() {
+            Category::Data => ApiError::invalid(format!("invalid request: {e}")),
+            _ => ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")),
+        }
+    })
+}
+
+fn vec3(name: &str, v: [f32; 3], max: f32) -> ApiResult<Vec3> {
+    let v = Vec3::from_array(v);
+    if !v.is_finite() || v.abs().max_element() > max {
+        return Err(ApiError::invalid(format!(
+            "{name} must be finite and within ±{max}"
+        )));
+    }
+    Ok(v)
+}
+
+fn body_id(id: &str) -> ApiResult<u64> {
+    id.parse().map_err(|_| ApiError::not_found("body"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SceneReq {
+    scene: Scene,
+}
+
+#[utoipa::path(post, path = "/v1/worlds", tag = "worlds", request_body(content = Object, description = "A WorldSpec `{name, tick_hz, gravity}` or `{\"scene\": Scene}`"), responses((status = 201, body = WorldInfo), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn create_world(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Response> {
+    let req: Value = parse(body)?;
+    let scene = if req.get("scene").is_some() {
+        serde_json::from_value::<SceneReq>(req)
+            .map_err(|e| ApiError::invalid(format!("invalid scene: {e}")))?
+            .scene
+    } else {
+        let spec: WorldSpec = serde_json::from_value(req)
+            .map_err(|e| ApiError::invalid(format!("invalid world spec: {e}")))?;
+        Scene {
+            world: spec,
+            bodies: Vec::new(),
+            cables: Vec::new(),
+        }
+    };
+    if scene.bodies.len() > state.limits().max_bodies_per_world {
+        return Err(ApiError::conflict(
+            "limit_reached",
+            "too many bodies for one world",
+        ));
+    }
+    let world = World::from_scene(&scene).map_err(ApiError::invalid)?;
+    let id = state.add_world(None, world)?;
+    let info = state.ask(&id, Command::Info).await?;
+    Ok((StatusCode::CREATED, Json(info)).into_response())
+}
+
+#[utoipa::path(get, path = "/v1/worlds", tag = "worlds", responses((status = 200, body = [WorldInfo])))]
+async fn list_worlds(State(state): State<AppState>) -> ApiResult<Json<Vec<WorldInfo>>> {
+    let mut out = Vec::new();
+    for id in state.world_ids() {
+        if let Ok(info) = state.ask(&id, Command::Info).await {
+            out.push(info);
+        }
+    }
+    Ok(Json(out))
+}
+
+#[utoipa::path(get, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), responses((status = 200, body = WorldInfo), (status = 404, body = ErrorBody)))]
+async fn get_world(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+) -> ApiResult<Json<WorldInfo>> {
+    Ok(Json(state.ask(&world, Command::Info).await?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PatchWorld {
+    paused: Option<bool>,
+    gravity: Option<[f32; 3]>,
+    tick_hz: Option<f64>,
+}
+
+#[utoipa::path(patch, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), request_body = PatchWorld, responses((status = 200, body = WorldInfo), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn patch_world(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Json<WorldInfo>> {
+    let p: PatchWorld = parse(body)?;
+    let gravity = p.gravity.map(|g| vec3("gravity", g, 1.0e3)).transpose()?;
+    if let Some(hz) = p.tick_hz {
+        if !(hz.is_finite() && (1.0..=1000.0).contains(&hz)) {
+            return Err(ApiError::invalid("tick_hz must be in [1, 1000]"));
+        }
+    }
+    let info = state
+        .ask(&world, |reply| Command::Patch {
+            paused: p.paused,
+            gravity,
+            tick_hz: p.tick_hz,
+            reply,
+        })
+        .await?;
+    Ok(Json(info))
+}
+
+#[utoipa::path(delete, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), responses((status = 204, description = "Deleted; its streams close"), (status = 404, body = ErrorBody)))]
+async fn delete_world(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+) -> ApiResult<StatusCode> {
+    if state.remove_world(&world) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("world"))
+    }
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StepReq {
+    steps: u64,
+}
+
+#[utoipa::path(post, path = "/v1/worlds/{world}/step", tag = "worlds", params(("world" = String, Path)), request_body = StepReq, responses((status = 200, body = TickReply), (status = 409, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn step_world(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Json<Value>> {
+    let s: StepReq = parse(body)?;
+    let max = state.limits().max_steps;
+    if s.steps == 0 || s.steps > max {
+        return Err(ApiError::invalid(format!("steps must be in [1, {max}]")));
+    }
+    let tick = state.ask(&world, |r| Command::Step(s.steps, r)).await?;
+    Ok(Json(json!({ "tick": tick })))
+}
+
+#[utoipa::path(get, path = "/v1/worlds/{world}/snapshot", tag = "worlds", params(("world" = String, Path)), responses((status = 200, body = Object, description = "A Scene with ids and state"), (status = 404, body = ErrorBody)))]
+async fn snapshot(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+) -> ApiResult<Json<Scene>> {
+    Ok(Json(state.ask(&world, Command::Snapshot).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Batch {
+    bodies: Vec<BodySpec>,
+}
+
+#[utoipa::path(post, path = "/v1/worlds/{world}/bodies", tag = "bodies", params(("world" = String, Path)), request_body(content = Object, description = "A BodySpec, or `{\"bodies\": [BodySpec]}`"), responses((status = 201, body = Object, description = "The Body, or `{\"bodies\": [Body]}`"), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn spawn(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Response> {
+    let v: Value = parse(body)?;
+    let batch = v.get("bodies").is_some();
+    let specs = if batch {
+        let b: Batch = serde_json::from_value(v)
+            .map_err(|e| ApiError::invalid(format!("invalid batch: {e}")))?;
+        if b.bodies.len() > state.limits().max_batch {
+            return Err(ApiError::invalid(format!(
+                "a batch holds at most {} bodies",
+                state.limits().max_batch
+            )));
+        }
+        b.bodies
+    } else {
+        let spec: BodySpec = serde_json::from_value(v)
+            .map_err(|e| ApiError::invalid(format!("invalid body: {e}")))?;
+        vec![spec]
+    };
+    let bodies = state.ask(&world, |r| Command::Spawn(specs, r)).await?;
+    let out = if batch {
+        Json(json!({ "bodies": bodies }))
+    } else {
+        Json(serde_json::to_value(&bodies[0]).unwrap_or(Value::Null))
+    };
+    Ok((StatusCode::CREATED, out).into_response())
+}
+
+#[utoipa::path(get, path = "/v1/worlds/{world}/bodies", tag = "bodies", params(("world" = String, Path)), responses((status = 200, body = [Object], description = "Bodies: BodySpec with id and sleeping"), (status = 404, body = ErrorBody)))]
+async fn list_bodies(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+) -> ApiResult<Json<Vec<Body>>> {
+    Ok(Json(state.ask(&world, Command::Bodies).await?))
+}
+
+#[utoipa::path(get, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), responses((status = 200, body = Object, description = "The Body"), (status = 404, body = ErrorBody)))]
+async fn get_body(
+    State(state): State<AppState>,
+    Path((world, id)): Path<(String, String)>,
+) -> ApiResult<Json<Body>> {
+    let id = body_id(&id)?;
+    Ok(Json(state.ask(&world, |r| Command::Body(id, r)).await?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PatchBody {
+    position: Option<[f32; 3]>,
+    rotation: Option<[f32; 4]>,
+    linear_velocity: Option<[f32; 3]>,
+    angular_velocity: Option<[f32; 3]>,
+}
+
+#[utoipa::path(patch, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), request_body = PatchBody, responses((status = 200, body = Object, description = "The Body"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn patch_body(
+    State(state): State<AppState>,
+    Path((world, id)): Path<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Json<Body>> {
+    let id = body_id(&id)?;
+    let p: PatchBody = parse(body)?;
+    let edit = Edit {
+        position: p
+            .position
+            .map(|v| vec3("position", v, MAX_COORD))
+            .transpose()?,
+        rotation: p
+            .rotation
+            .map(|q| {
+                let q = Quat::from_array(q);
+                if q.is_finite() && q.length() > 1e-6 {
+                    Ok(q.normalize())
+                } else {
+                    Err(ApiError::invalid(
+                        "rotation must be a finite non-zero quaternion",
+                    ))
+                }
+            })
+            .transpose()?,
+        linear_velocity: p
+            .linear_velocity
+            .map(|v| vec3("linear_velocity", v, 1.0e4))
+            .transpose()?,
+        angular_velocity: p
+            .angular_velocity
+            .map(|v| vec3("angular_velocity", v, 1.0e4))
+            .transpose()?,
+    };
+    Ok(Json(
+        state.ask(&world, |r| Command::Edit(id, edit, r)).await?,
+    ))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImpulseReq {
+    impulse: [f32; 3],
+    point: Option<[f32; 3]>,
+    angular_impulse: Option<[f32; 3]>,
+}
+
+#[utoipa::path(post, path = "/v1/worlds/{world}/bodies/{id}/impulse", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), request_body = ImpulseReq, responses((status = 204, description = "Applied"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn impulse(
+    State(state): State<AppState>,
+    Path((world, id)): Path<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<StatusCode> {
+    let id = body_id(&id)?;
+    let r: ImpulseReq = parse(body)?;
+    let impulse = vec3("impulse", r.impulse, 1.0e9)?;
+    let point = r.point.map(|p| vec3("point", p, MAX_COORD)).transpose()?;
+    let angular = r
+        .angular_impulse
+        .map(|a| vec3("angular_impulse", a, 1.0e9))
+        .transpose()?;
+    state
+        .ask(&world, |reply| Command::Impulse {
+            id,
+            impulse,
+            point,
+            angular,
+            reply,
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(delete, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), responses((status = 204, description = "Removed"), (status = 404, body = ErrorBody)))]
+async fn delete_body(
+    State(state): State<AppState>,
+    Path((world, id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let id = body_id(&id)?;
+    state.ask(&world, |r| Command::Remove(id, r)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RaycastReq {
+    origin: [f32; 3],
+    direction: [f32; 3],
+    max_distance: f32,
+}
+
+#[utoipa::path(post, path = "/v1/worlds/{world}/raycast", tag = "queries", params(("world" = String, Path)), request_body = RaycastReq, responses((status = 200, body = Object, description = "`{\"hit\": null | {body, distance, point, normal}}`"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn raycast(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Json<Value>> {
+    let r: RaycastReq = parse(body)?;
+    let origin = vec3("origin", r.origin, MAX_COORD)?;
+    let direction = vec3("direction", r.direction, 1.0e6)?;
+    if direction.length() < 1e-9 {
+        return Err(ApiError::invalid("direction must be non-zero"));
+    }
+    if !(r.max_distance.is_finite() && r.max_distance >= 0.0 && r.max_distance <= 1.0e6) {
+        return Err(ApiError::invalid("max_distance must be in [0, 1e6]"));
+    }
+    let hit = state
+        .ask(&world, |reply| Command::Raycast {
+            origin,
+            direction,
+            max_distance: r.max_distance,
+            reply,
+        })
+        .await?;
+    Ok(Json(json!({
+        "hit": hit.map(|h| json!({
+            "body": h.body,
+            "distance": h.distance,
+            "point": h.point.to_array(),
+            "normal": h.normal.to_array(),
+        }))
+    })))
+}
+
+/// The error shape, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct ErrorDetail {
+    code: String,
+    message: String,
+}
+
+/// `{"tick": T}`, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub(crate) struct TickReply {
+    tick: u64,
+}
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Arbiter",
+        description = "Authoritative physics server: worlds, bodies, queries. The WebSocket stream is described in proto/stream.md and proto/binary.md."
+    ),
+    paths(
+        metrics,
+        create_world,
+        list_worlds,
+        get_world,
+        patch_world,
+        delete_world,
+        step_world,
+        snapshot,
+        spawn,
+        list_bodies,
+        get_body,
+        patch_body,
+        impulse,
+        delete_body,
+        raycast
+    ),
+    components(schemas(
+        WorldInfo,
+        crate::protocol::StepMs,
+        ErrorBody,
+        ErrorDetail,
+        TickReply,
+        PatchWorld,
+        StepReq,
+        PatchBody,
+        ImpulseReq,
+        RaycastReq
+    ))
+)]
+struct ApiDoc;
+
+/// The OpenAPI 3.1 document of this API, generated from the handlers.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    use utoipa::OpenApi;
+    ApiDoc::openapi()
+}

@@ -1,0 +1,778 @@
+//! The server over real sockets (port 0): REST, the WebSocket stream, limits.
+
+use arbiter::protocol::binary::BinaryDecoder;
+use arbiter::protocol::ServerMessage;
+use arbiter::server::{run, AppState, Limits};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
+
+struct Server {
+    addr: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn start() -> Server {
+    start_with(Limits::default()).await
+}
+
+async fn start_with(limits: Limits) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    let state = AppState::new(limits, stop.clone());
+    let s = stop.clone();
+    tokio::spawn(async move {
+        run(listener, state, async move { s.cancelled().await })
+            .await
+            .unwrap();
+    });
+    Server { addr, stop }
+}
+
+/// A minimal HTTP/1.1 client: one request per connection.
+async fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.unwrap_or("");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.unwrap();
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status: u16 = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+async fn json_req(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let b = body.map(|b| b.to_string());
+    let (st, text) = http(addr, method, path, b.as_deref()).await;
+    (st, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn ball_world() -> Value {
+    json!({"scene": {"world": {"name": "t", "tick_hz": 60}, "bodies": [
+        {"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}}
+    ]}})
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn ws(addr: SocketAddr, world: &str, query: &str) -> Ws {
+    let url = format!("ws://{addr}/v1/worlds/{world}/stream{query}");
+    tokio_tungstenite::connect_async(url).await.unwrap().0
+}
+
+async fn next_json(s: &mut Ws) -> Option<Value> {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), s.next())
+            .await
+            .ok()??
+        {
+            Ok(Message::Text(t)) => return serde_json::from_str(t.as_str()).ok(),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            _ => {}
+        }
+    }
+}
+
+/// The tick number of the next binary tick frame.
+async fn next_binary_tick(s: &mut Ws, dec: &mut BinaryDecoder) -> u64 {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), s.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Binary(b) = msg {
+            if let ServerMessage::Tick { tick, .. } = dec.decode(&b).unwrap() {
+                return tick;
+            }
+        }
+    }
+}
+
+async fn new_world(addr: SocketAddr, body: Value) -> String {
+    let (st, w) = json_req(addr, "POST", "/v1/worlds", Some(body)).await;
+    assert_eq!(st, 201, "{w}");
+    w["id"].as_str().unwrap().to_string()
+}
+
+async fn tick_of(addr: SocketAddr, id: &str) -> u64 {
+    let (_, w) = json_req(addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    w["tick"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ball_falls_in_the_stream_and_lands_with_a_contact_begin() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let mut s = ws(srv.addr, &id, "").await;
+    let hello = next_json(&mut s).await.unwrap();
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["bodies"].as_array().unwrap().len(), 1);
+    let (st, ball) = json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(json!({"shape": {"type": "sphere", "radius": 0.25}, "position": [0, 1.5, 0]})),
+    )
+    .await;
+    assert_eq!(st, 201, "{ball}");
+    let ball_id = ball["id"].as_u64().unwrap();
+    let mut heights = Vec::new();
+    let mut landed = false;
+    let mut spawned_seen = false;
+    for _ in 0..180 {
+        let m = next_json(&mut s).await.expect("ticks keep coming");
+        assert_eq!(m["type"], "tick");
+        spawned_seen |= m["spawned"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["id"] == ball_id);
+        for b in m["bodies"].as_array().unwrap() {
+            if b["id"] == ball_id {
+                heights.push(b["p"][1].as_f64().unwrap());
+            }
+        }
+        if m["contacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["kind"] == "begin" && c["b"] == ball_id)
+        {
+            landed = true;
+            break;
+        }
+    }
+    assert!(spawned_seen, "the spawn shows up in a tick");
+    assert!(landed, "a contact begin when the ball lands");
+    assert!(
+        heights.len() > 5 && heights.windows(2).filter(|w| w[1] < w[0]).count() > heights.len() / 2
+    );
+    assert!(
+        *heights.last().unwrap() < 0.4,
+        "it fell to the plane: {heights:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ticks_advance_at_the_configured_rate() {
+    let srv = start().await;
+    let id = new_world(
+        srv.addr,
+        json!({"name": "rate", "tick_hz": 50, "gravity": [0, -9.81, 0]}),
+    )
+    .await;
+    let t0 = Instant::now();
+    let a = tick_of(srv.addr, &id).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let b = tick_of(srv.addr, &id).await;
+    let dt = t0.elapsed().as_secs_f64();
+    let expected = 50.0 * dt;
+    let ticks = (b - a) as f64;
+    assert!(
+        (ticks - expected).abs() < 0.2 * expected,
+        "{ticks} ticks in {dt:.2} s at 50 Hz"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_then_step_advances_exactly_n_ticks() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let (st, _) = json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/step"),
+        Some(json!({"steps": 3})),
+    )
+    .await;
+    assert_eq!(st, 409, "stepping a running world is a conflict");
+    let (st, p) = json_req(
+        srv.addr,
+        "PATCH",
+        &format!("/v1/worlds/{id}"),
+        Some(json!({"paused": true})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    assert_eq!(p["paused"], true);
+    let t0 = p["tick"].as_u64().unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        tick_of(srv.addr, &id).await,
+        t0,
+        "a paused world does not tick"
+    );
+    let (st, r) = json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/step"),
+        Some(json!({"steps": 7})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    assert_eq!(r["tick"].as_u64().unwrap(), t0 + 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_commands_move_bodies_and_get_acks() {
+    let srv = start().await;
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"world": {"gravity": [0, 0, 0]}, "bodies": [{"shape": {"type": "sphere", "radius": 0.5}}]}}),
+    )
+    .await;
+    let mut s = ws(srv.addr, &id, "").await;
+    next_json(&mut s).await.unwrap();
+    let cmd = json!({"type": "impulse", "id": 1, "impulse": [523.6, 0, 0], "seq": 7});
+    s.send(Message::Text(cmd.to_string().into())).await.unwrap();
+    let mut acked = false;
+    for _ in 0..60 {
+        let m = next_json(&mut s).await.unwrap();
+        if m["type"] == "ack" {
+            assert_eq!(m["seq"], 7);
+            acked = true;
+            break;
+        }
+    }
+    assert!(acked);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, b) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}/bodies/1"), None).await;
+    let vx = b["linear_velocity"][0].as_f64().unwrap();
+    // A 0.5 m sphere of water weighs 523.6 kg: the impulse gives 1 m/s.
+    assert!((vx - 1.0).abs() < 0.01, "vx = {vx}");
+    let set = json!({"type": "set_velocity", "id": 1, "linear": [0, 2, 0], "seq": 8});
+    s.send(Message::Text(set.to_string().into())).await.unwrap();
+    let remove = json!({"type": "remove", "id": 99, "seq": 9});
+    s.send(Message::Text(remove.to_string().into()))
+        .await
+        .unwrap();
+    s.send(Message::Text("{\"type\":\"fly\"}".into()))
+        .await
+        .unwrap();
+    let mut seen = (false, false, false);
+    for _ in 0..120 {
+        let m = next_json(&mut s).await.unwrap();
+        if m["type"] == "ack" && m["seq"] == 8 {
+            seen.0 = true;
+        }
+        if m["type"] == "error" && m["seq"] == 9 {
+            assert_eq!(m["code"], "not_found");
+            seen.1 = true;
+        }
+        if m["type"] == "error" && m.get("seq").is_none() {
+            seen.2 = true;
+        }
+        if seen == (true, true, true) {
+            break;
+        }
+    }
+    assert_eq!(seen, (true, true, true));
+    let (_, b) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}/bodies/1"), None).await;
+    assert!(
+        (b["linear_velocity"][1].as_f64().unwrap() - 2.0).abs() < 1e-3,
+        "{b}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_world_closes_its_streams() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let mut s = ws(srv.addr, &id, "").await;
+    next_json(&mut s).await.unwrap();
+    let (st, _) = http(srv.addr, "DELETE", &format!("/v1/worlds/{id}"), None).await;
+    assert_eq!(st, 204);
+    let t = Instant::now();
+    let mut closed = false;
+    while t.elapsed() < Duration::from_secs(3) {
+        match tokio::time::timeout(Duration::from_secs(3), s.next()).await {
+            Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) => {
+                closed = true;
+                break;
+            }
+            Ok(Some(Ok(_))) => continue,
+            Err(_) => break,
+        }
+    }
+    assert!(closed, "the stream closed");
+    let (st, _) = http(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    assert_eq!(st, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_path_returns_its_code() {
+    let srv = start_with(Limits {
+        max_request_bytes: 4096,
+        ..Limits::default()
+    })
+    .await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let bodies = format!("/v1/worlds/{id}/bodies");
+    let big = format!("{{\"name\":\"{}\"}}", "x".repeat(10_000));
+    let sphere = |extra: &str| format!("{{\"shape\":{{\"type\":\"sphere\",\"radius\":1}}{extra}}}");
+    let hull = r#"{"shape":{"type":"convex_hull","points":[[0,0,0],[1,0,0],[0,1,0],[1,1,0]]}}"#;
+    let ray = r#"{"origin":[0,1,0],"direction":[0,0,0],"max_distance":5}"#;
+    let cases: Vec<(&str, String, Option<String>, u16, &str)> = vec![
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some("{not json".into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"nmae":"x"}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(big),
+            413,
+            "payload_too_large",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"tick_hz":0}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        ("GET", "/v1/worlds/nope".into(), None, 404, "not_found"),
+        (
+            "GET",
+            "/v1/worlds/nope/bodies/1".into(),
+            None,
+            404,
+            "not_found",
+        ),
+        ("GET", format!("{bodies}/999"), None, 404, "not_found"),
+        ("GET", format!("{bodies}/abc"), None, 404, "not_found"),
+        ("DELETE", format!("{bodies}/999"), None, 404, "not_found"),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"shape":{"type":"sphere","radius":-1}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(sphere(r#","position":[0,1e39,0]"#)),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(sphere(r#","mass":-2"#)),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"shape":{"type":"plane","normal":[0,1,0]}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(hull.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"shape":{"type":"blob"}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("{bodies}/1/impulse"),
+            Some(r#"{"impulse":[1,0,0]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("{bodies}/999/impulse"),
+            Some(r#"{"impulse":[1,0,0]}"#.into()),
+            404,
+            "not_found",
+        ),
+        (
+            "PATCH",
+            format!("/v1/worlds/{id}"),
+            Some(r#"{"tick_hz":5000}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/step"),
+            Some(r#"{"steps":1}"#.into()),
+            409,
+            "not_paused",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/raycast"),
+            Some(ray.into()),
+            422,
+            "invalid_value",
+        ),
+        ("GET", "/nowhere".into(), None, 404, "not_found"),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?format=xml"),
+            None,
+            400,
+            "unsupported_format",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?every=0"),
+            None,
+            422,
+            "invalid_value",
+        ),
+    ];
+    for (method, path, body, status, code) in cases {
+        let (st, text) = http(srv.addr, method, &path, body.as_deref()).await;
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        assert_eq!(st, status, "{method} {path}: {text}");
+        assert_eq!(v["error"]["code"], code, "{method} {path}: {text}");
+        assert!(v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    // The world kept ticking through all of it, and nothing was lost.
+    let a = tick_of(srv.addr, &id).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    assert!(w["tick"].as_u64().unwrap() > a);
+    assert_eq!(w["body_count"], 1);
+    let (st, hit) = json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/raycast"),
+        Some(json!({"origin": [0, 5, 0], "direction": [0, -1, 0], "max_distance": 10})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    assert!(
+        (hit["hit"]["distance"].as_f64().unwrap() - 5.0).abs() < 1e-4,
+        "{hit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundred_subscribers_all_receive_every_tick() {
+    let srv = start().await;
+    let specs: Vec<Value> = (0..50)
+        .map(|i| json!({"shape": {"type": "sphere", "radius": 0.2}, "position": [i as f32 * 0.5, 3, 0]}))
+        .collect();
+    let id = new_world(srv.addr, ball_world()).await;
+    json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(json!({"bodies": specs})),
+    )
+    .await;
+    let mut tasks = Vec::new();
+    for _ in 0..100 {
+        let addr = srv.addr;
+        let id = id.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut s = ws(addr, &id, "").await;
+            let hello = next_json(&mut s).await.unwrap();
+            assert_eq!(hello["type"], "hello");
+            let mut ticks = Vec::new();
+            while ticks.len() < 60 {
+                let m = next_json(&mut s).await.unwrap();
+                if m["type"] == "tick" {
+                    ticks.push(m["tick"].as_u64().unwrap());
+                }
+            }
+            ticks
+        }));
+    }
+    for t in tasks {
+        let ticks = t.await.unwrap();
+        for w in ticks.windows(2) {
+            assert_eq!(w[1], w[0] + 1, "a subscriber missed a tick");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_never_reads_does_not_slow_the_world() {
+    let srv = start().await;
+    let specs: Vec<Value> = (0..300)
+        .map(|i| {
+            json!({"shape": {"type": "box", "half_extents": [0.2, 0.2, 0.2]},
+                   "position": [(i % 20) as f32 * 0.5, 1 + i / 20, 0]})
+        })
+        .collect();
+    let id = new_world(srv.addr, ball_world()).await;
+    json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(json!({"bodies": specs})),
+    )
+    .await;
+    // Connect and never read.
+    let _lazy = ws(srv.addr, &id, "").await;
+    let a = tick_of(srv.addr, &id).await;
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let b = tick_of(srv.addr, &id).await;
+    let ticks = (b - a) as f64;
+    let expected = 60.0 * t0.elapsed().as_secs_f64();
+    assert!(
+        ticks > 0.8 * expected,
+        "{ticks} ticks, expected about {expected}"
+    );
+    // A reader that does read still gets every tick meanwhile.
+    let mut s = ws(srv.addr, &id, "").await;
+    next_json(&mut s).await.unwrap();
+    let mut last = None;
+    for _ in 0..30 {
+        let m = next_json(&mut s).await.unwrap();
+        let t = m["tick"].as_u64().unwrap();
+        if let Some(l) = last {
+            assert_eq!(t, l + 1);
+        }
+        last = Some(t);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_stream_decodes_to_the_world_state() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(json!({"shape": {"type": "box", "half_extents": [0.3, 0.3, 0.3]}, "position": [0, 4, 0]})),
+    )
+    .await;
+    let mut s = ws(srv.addr, &id, "?format=binary&every=3").await;
+    let mut dec = BinaryDecoder::new();
+    let mut ticks = Vec::new();
+    let mut got_hello = false;
+    while ticks.len() < 20 {
+        let msg = tokio::time::timeout(Duration::from_secs(5), s.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Binary(b) = msg {
+            match dec.decode(&b).unwrap() {
+                ServerMessage::Hello { .. } => got_hello = true,
+                ServerMessage::Tick { tick, .. } => ticks.push(tick),
+                _ => {}
+            }
+        }
+    }
+    assert!(got_hello);
+    for w in ticks.windows(2) {
+        assert_eq!(w[1], w[0] + 3, "every=3 sends every third tick");
+    }
+    // Pause, catch up with the stream, step to the next frame's tick, and
+    // compare the decoded state with the server's at that same tick.
+    let (_, b) = json_req(
+        srv.addr,
+        "PATCH",
+        &format!("/v1/worlds/{id}"),
+        Some(json!({"paused": true})),
+    )
+    .await;
+    let mut tick = b["tick"].as_u64().unwrap();
+    while *ticks.last().unwrap() + 3 <= tick {
+        let t = next_binary_tick(&mut s, &mut dec).await;
+        ticks.push(t);
+    }
+    let last = *ticks.last().unwrap();
+    if last != tick {
+        let n = last + 3 - tick;
+        let (_, r) = json_req(
+            srv.addr,
+            "POST",
+            &format!("/v1/worlds/{id}/step"),
+            Some(json!({"steps": n})),
+        )
+        .await;
+        tick = r["tick"].as_u64().unwrap();
+        let t = next_binary_tick(&mut s, &mut dec).await;
+        assert_eq!(t, tick);
+    }
+    let (_, body) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}/bodies/2"), None).await;
+    let decoded = dec.state(2).unwrap();
+    for k in 0..3 {
+        let server = body["position"][k].as_f64().unwrap() as f32;
+        assert!(
+            (decoded.p[k] - server).abs() < 0.002,
+            "{:?} vs {body}",
+            decoded.p
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proto_openapi_json_is_what_the_server_serves() {
+    let generated = arbiter::server::rest::openapi().to_pretty_json().unwrap() + "\n";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proto/openapi.json");
+    if std::env::var("UPDATE_OPENAPI").is_ok() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path)
+        .expect("proto/openapi.json exists (UPDATE_OPENAPI=1 writes it)");
+    assert_eq!(
+        committed, generated,
+        "proto/openapi.json is stale: run UPDATE_OPENAPI=1 cargo test --test server"
+    );
+    let srv = start().await;
+    let (st, served) = json_req(srv.addr, "GET", "/openapi.json", None).await;
+    assert_eq!(st, 200);
+    let committed: Value = serde_json::from_str(&committed).unwrap();
+    assert_eq!(served, committed);
+    assert!(served["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert!(served["paths"]["/v1/worlds/{world}/bodies/{id}/impulse"]["post"].is_object());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contact_events_are_not_lost_when_every_skips_ticks() {
+    let srv = start().await;
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"bodies": [
+            {"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}},
+            {"shape": {"type": "sphere", "radius": 0.25}, "position": [0, 1.0, 0], "restitution": 0.7}
+        ]}}),
+    )
+    .await;
+    // every=25: frames every ~0.4 s; the landing's begin event (and the
+    // bounce's end) fall between frames and must still arrive.
+    let mut s = ws(srv.addr, &id, "?every=25").await;
+    next_json(&mut s).await.unwrap();
+    let mut kinds = Vec::new();
+    let mut last_tick = None;
+    for _ in 0..6 {
+        let m = next_json(&mut s).await.unwrap();
+        let t = m["tick"].as_u64().unwrap();
+        if let Some(l) = last_tick {
+            assert_eq!(t, l + 25);
+        }
+        last_tick = Some(t);
+        for c in m["contacts"].as_array().unwrap() {
+            kinds.push(c["kind"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(kinds.iter().any(|k| k == "begin"), "{kinds:?}");
+    assert!(
+        kinds.iter().any(|k| k == "end"),
+        "a bounce ends the contact: {kinds:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_sends_close_frames_to_streams() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let mut s = ws(srv.addr, &id, "").await;
+    next_json(&mut s).await.unwrap();
+    srv.stop.cancel();
+    let mut closed = false;
+    for _ in 0..200 {
+        match tokio::time::timeout(Duration::from_secs(3), s.next()).await {
+            Ok(Some(Ok(Message::Close(Some(frame))))) => {
+                assert_eq!(u16::from(frame.code), 1001);
+                closed = true;
+                break;
+            }
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    }
+    assert!(closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reader_is_skipped_forward_with_a_fresh_hello() {
+    let srv = start().await;
+    let bodies: Vec<Value> = (0..400)
+        .map(|i| {
+            json!({"shape": {"type": "sphere", "radius": 0.1}, "position": [(i % 20) as f32 * 0.3, 0, (i / 20) as f32 * 0.3],
+                   "linear_velocity": [0, 0, 1], "linear_damping": 0})
+        })
+        .collect();
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"world": {"tick_hz": 500, "gravity": [0, 0, 0]}, "bodies": bodies}}),
+    )
+    .await;
+    let mut s = ws(srv.addr, &id, "").await;
+    let first = next_json(&mut s).await.unwrap();
+    assert_eq!(first["type"], "hello");
+    // Stop reading while the world produces 500 frames a second.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let mut hellos = 0;
+    let mut last_tick = 0;
+    let mut gap = false;
+    for _ in 0..5000 {
+        let m = next_json(&mut s).await.unwrap();
+        match m["type"].as_str() {
+            Some("hello") => {
+                hellos += 1;
+                break;
+            }
+            Some("tick") => {
+                let t = m["tick"].as_u64().unwrap();
+                gap |= last_tick != 0 && t != last_tick + 1;
+                last_tick = t;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        hellos == 1 && !gap,
+        "the lagging reader got a fresh hello before any gap (hellos {hellos})"
+    );
+    // And after the resync it follows the ticks again.
+    let a = next_json(&mut s).await.unwrap()["tick"].as_u64().unwrap();
+    let b = next_json(&mut s).await.unwrap()["tick"].as_u64().unwrap();
+    assert_eq!(b, a + 1);
+}
