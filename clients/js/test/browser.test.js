@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { ArbiterClient } from "../index.js";
-import { startServer, arbiterBinary } from "./server.js";
+import { startServer, arbiterBinary } from "../testing/server.js";
 
 const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 let chromium;

@@ -2,7 +2,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ArbiterClient, ArbiterError } from "../index.js";
-import { startServer, arbiterBinary } from "./server.js";
+import { startServer, arbiterBinary } from "../testing/server.js";
 
 const skip = arbiterBinary() ? false : "no arbiter binary built";
 let server, client;
