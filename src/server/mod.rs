@@ -8,6 +8,7 @@
 //! (format, every) subscriber group and publishes it on a bounded broadcast
 //! channel shared by that group's sessions ([`stream`]).
 
+pub mod assets;
 pub mod error;
 pub mod metrics;
 pub mod rest;

@@ -40,6 +40,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/worlds/{world}/bodies/{id}/impulse", post(impulse))
         .route("/v1/worlds/{world}/raycast", post(raycast))
         .route("/v1/worlds/{world}/stream", get(stream::upgrade))
+        .merge(super::assets::router())
         .fallback(|| async { ApiError::not_found("route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

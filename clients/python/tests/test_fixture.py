@@ -1,0 +1,45 @@
+"""One protocol, three readers: decode proto/fixtures/stream.json (recorded by
+tests/protocol_fixture.rs) and compare with what the Rust decoder produced."""
+
+import json
+from pathlib import Path
+
+from arbiter_client import BinaryDecoder, WorldMirror
+from arbiter_client.binary import f32
+
+FIXTURE = json.loads((Path(__file__).resolve().parents[3] / "proto/fixtures/stream.json").read_text())
+
+
+def same(actual, expected, path="$", loose=False):
+    """loose: numbers parsed from JSON text (f32 printed shortest) match when
+    both round to the same f32."""
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        assert actual == expected, path
+    elif isinstance(expected, (int, float)):
+        assert isinstance(actual, (int, float)) and not isinstance(actual, bool), path
+        assert actual == expected or actual == f32(expected) or (loose and f32(actual) == f32(expected)), \
+            f"{path}: {actual} != {expected}"
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), path
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            same(a, e, f"{path}[{i}]", loose)
+    else:
+        assert sorted(actual) == sorted(expected), f"{path} keys {sorted(actual)} != {sorted(expected)}"
+        for k in expected:
+            same(actual[k], expected[k], f"{path}.{k}", loose)
+
+
+def test_binary_frames_decode_as_in_rust():
+    d = BinaryDecoder()
+    for i, f in enumerate(FIXTURE["frames"]):
+        same(d.decode(bytes.fromhex(f["binary"])), f["decoded"], f"frame {i}")
+    same({str(s["id"]): s for s in d.states()}, FIXTURE["final_binary_states"], "final")
+
+
+def test_json_frames_end_in_the_exact_state():
+    m = WorldMirror()
+    for f in FIXTURE["frames"]:
+        m.apply(json.loads(f["json"]))
+    got = {str(i): {"id": i, "p": b["position"], "q": b["rotation"], "v": b["linear_velocity"],
+                    "w": b["angular_velocity"]} for i, b in m.bodies.items()}
+    same(got, FIXTURE["final_json_states"], "final", loose=True)
