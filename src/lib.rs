@@ -19,6 +19,8 @@
 //!   - `physics::ccd` — continuous collision inside the step
 //!   - `physics::island` — islands and sleeping
 //!   - `physics::world` — `World::step`, the whole pipeline in one function
+//!     (stages 5 and 7 in `world/continuous.rs` and `world/cables.rs`)
+//!   - `physics::cable` — cables: XPBD chains, body contacts, cable–cable CCD
 //!   - `physics::events` — contact begin/end events
 //!   - `physics::scene` — the scene/snapshot format and its validation
 //!   - `physics::ccd_queries` — the `arbiter ccd-queries` runner

@@ -3,9 +3,8 @@
 use super::aabb::Aabb;
 use super::body::Body;
 use super::broad_phase::BroadPhase;
-use super::cable::{self, Cable, CableSpec};
-use super::ccd::{self, CcdBody, CcdSettings, CcdStats};
-use super::collision::toi::Sweep;
+use super::cable::{Cable, CableSpec};
+use super::ccd::{CcdSettings, CcdStats};
 use super::collision::{self, Manifold};
 use super::contact::{Contact, ContactSet};
 use super::events::{ContactEvent, ContactEventKind};
@@ -17,6 +16,9 @@ use super::shape::ShapeKind;
 use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
 use std::collections::HashMap;
 use std::time::Instant;
+
+mod cables;
+mod continuous;
 
 /// Everything that tunes a world's step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -766,259 +768,6 @@ impl World {
         }
     }
 
-    /// Stage 7: cables (see `cable.rs`): XPBD substeps, particles against
-    /// bodies, segments against segments with thick-segment CCD.
-    fn step_cables(&mut self, dt: f32) {
-        if self.cables.is_empty() {
-            return;
-        }
-        let n = self.settings.cable_substeps.max(1);
-        let h = dt / n as f32;
-        let g = self.settings.gravity;
-        // Bodies near any cable, once per step.
-        let mut near: Vec<u32> = Vec::new();
-        let mut lo = Vec3::splat(f32::INFINITY);
-        let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        for c in &self.cables {
-            let reach =
-                c.spec.radius + c.v.iter().map(|v| v.length()).fold(0.0, f32::max) * dt + 0.1;
-            for p in &c.x {
-                lo = lo.min(*p - Vec3::splat(reach));
-                hi = hi.max(*p + Vec3::splat(reach));
-            }
-        }
-        let zone = Aabb::new(lo, hi);
-        for (h_, b) in self.bodies.iter() {
-            if b.shape.is_plane() || b.shape.aabb(&b.pose).overlaps(&zone) {
-                near.push(h_.index);
-            }
-        }
-        let mut stats = (0, 0, 0);
-        let mut lambdas: Vec<Vec<f32>> = self
-            .cables
-            .iter()
-            .map(|c| vec![0.0; c.segments()])
-            .collect();
-        for sub in 0..n {
-            let prev: Vec<Vec<Vec3>> = self.cables.iter().map(|c| c.x.clone()).collect();
-            for (c, l) in self.cables.iter_mut().zip(&mut lambdas) {
-                c.predict(g, h);
-                l.iter_mut().for_each(|x| *x = 0.0);
-                for it in 0..self.settings.cable_iterations {
-                    c.solve_segments(h, l, (sub + it) % 2 == 1);
-                }
-            }
-            self.cable_body_contacts(&near, &prev, h);
-            let s = cable::collide_cables(&mut self.cables, &prev, h);
-            stats = (stats.0 + s.0, stats.1 + s.1, stats.2 + s.2);
-            for (c, p) in self.cables.iter_mut().zip(&prev) {
-                c.update_velocities(p, h);
-            }
-        }
-        self.cable_stats = stats;
-    }
-
-    /// Each cable particle is a sphere of the cable's radius: pushed out of
-    /// the bodies it overlaps, with friction; dynamic bodies get the opposite
-    /// impulse at the contact.
-    fn cable_body_contacts(&mut self, near: &[u32], prev: &[Vec<Vec3>], h: f32) {
-        let mut kicks: Vec<(u32, Vec3, Vec3)> = Vec::new();
-        for (c, prev) in self.cables.iter_mut().zip(prev) {
-            let r = c.spec.radius.max(1.0e-3);
-            let ball = super::shape::Shape::sphere(r);
-            #[allow(clippy::needless_range_loop)] // x, w and prev in step
-            for i in 0..c.x.len() {
-                if c.w[i] == 0.0 {
-                    continue;
-                }
-                for &bi in near {
-                    let Some(b) = self.bodies.by_index(bi) else {
-                        continue;
-                    };
-                    let pose = Pose::from_position(c.x[i]);
-                    let mut cache = collision::PairCache::default();
-                    let Some(m) = collision::contact_manifold(
-                        &ball, &pose, &b.shape, &b.pose, 0.0, &mut cache,
-                    ) else {
-                        continue;
-                    };
-                    let Some(p) = m
-                        .points()
-                        .iter()
-                        .min_by(|a, b| a.separation.total_cmp(&b.separation))
-                    else {
-                        continue;
-                    };
-                    if p.separation >= 0.0 {
-                        continue;
-                    }
-                    let n = m.normal; // from the particle into the body
-                    let push = n * p.separation; // moves the particle out
-                    c.x[i] += push;
-                    // Friction: cancel the tangential motion of this substep
-                    // up to μ times the push.
-                    let dx = c.x[i] - prev[i];
-                    let tangential = dx - n * dx.dot(n);
-                    let mu = (c.spec.friction * b.friction).sqrt();
-                    let limit = mu * push.length();
-                    let t_len = tangential.length();
-                    let cancel = if t_len <= limit {
-                        tangential
-                    } else {
-                        tangential * (limit / t_len)
-                    };
-                    c.x[i] -= cancel;
-                    if b.is_dynamic() {
-                        let dp = (push - cancel) * (c.particle_mass / h);
-                        kicks.push((bi, -dp, p.point_b));
-                    }
-                }
-            }
-        }
-        for (bi, impulse, point) in kicks {
-            if let Some(b) = self.bodies.by_index_mut(bi) {
-                b.apply_impulse(impulse, Some(point));
-                b.sleeping = false;
-                b.sleep_time = 0.0;
-            }
-        }
-    }
-
-    /// Counters of the last step's continuous-collision pass.
-    pub fn ccd_stats(&self) -> CcdStats {
-        self.ccd_stats
-    }
-
-    /// Stage 5: sweeps the bodies that could have tunnelled (see `ccd.rs`).
-    fn continuous(&mut self, dt: f32) {
-        self.ccd_stats = CcdStats::default();
-        let settings = self.settings.ccd;
-        if !settings.enabled {
-            return;
-        }
-        // Fast bodies, from their motion in this step.
-        let mut fast = vec![false; self.bodies.capacity()];
-        let mut any = false;
-        for (h, b) in self.bodies.iter() {
-            let si = self.solver_index[h.index as usize] as usize;
-            if si == 0 || !b.is_dynamic() {
-                continue;
-            }
-            let (com0, q0) = self.start_state[si];
-            let turn = angle_between(q0, b.pose.rotation);
-            let motion = (b.com - com0).length() + turn * b.bounding_radius;
-            if b.ccd || motion > settings.motion_fraction * b.shape.thickness() {
-                fast[h.index as usize] = true;
-                any = true;
-            }
-        }
-        if !any {
-            return;
-        }
-        // Dense list: fast bodies and everything they may touch.
-        let mut dense: HashMap<u32, u32> = HashMap::new();
-        let mut order: Vec<u32> = Vec::new();
-        let mut links: Vec<(u32, u32)> = Vec::new();
-        for c in &self.contacts.contacts {
-            if fast[c.a as usize] || fast[c.b as usize] {
-                for i in [c.a, c.b] {
-                    dense.entry(i).or_insert_with(|| {
-                        order.push(i);
-                        order.len() as u32 - 1
-                    });
-                }
-                links.push((dense[&c.a], dense[&c.b]));
-            }
-        }
-        let mut neighbours = vec![Vec::new(); order.len()];
-        for &(a, b) in &links {
-            // Planes are only ever the second of a pair.
-            let (pa, pb) = (order[a as usize], order[b as usize]);
-            let plane_a = self.bodies.by_index(pa).is_some_and(|x| x.shape.is_plane());
-            let plane_b = self.bodies.by_index(pb).is_some_and(|x| x.shape.is_plane());
-            if fast[pa as usize] && !plane_a {
-                neighbours[a as usize].push(b);
-            }
-            if fast[pb as usize] && !plane_b {
-                neighbours[b as usize].push(a);
-            }
-        }
-        let mut items: Vec<CcdBody> = order
-            .iter()
-            .map(|&slot| {
-                let b = self.bodies.by_index(slot).expect("contact bodies exist");
-                let si = self.solver_index[slot as usize] as usize;
-                let moving = si != 0;
-                let sweep = if moving {
-                    let (com0, q0) = self.start_state[si];
-                    let mut dq = b.pose.rotation * q0.inverse();
-                    if dq.w < 0.0 {
-                        dq = -dq;
-                    }
-                    Sweep {
-                        com: com0,
-                        rotation: q0,
-                        local_center: b.local_center,
-                        dx: b.com - com0,
-                        dtheta: dq.to_scaled_axis(),
-                    }
-                } else {
-                    Sweep {
-                        com: b.com,
-                        rotation: b.pose.rotation,
-                        local_center: b.local_center,
-                        dx: Vec3::ZERO,
-                        dtheta: Vec3::ZERO,
-                    }
-                };
-                CcdBody {
-                    shape: &b.shape,
-                    sweep,
-                    rho: b.bounding_radius,
-                    inv_mass: b.inv_mass,
-                    inv_inertia_local: b.inv_inertia_local,
-                    v: b.linear_velocity,
-                    w: b.angular_velocity,
-                    friction: b.friction,
-                    restitution: b.restitution,
-                    movable: moving && b.is_dynamic(),
-                    candidate: fast[slot as usize] && !b.shape.is_plane(),
-                    t: 0.0,
-                    version: 0,
-                    impacts: 0,
-                    changed: false,
-                }
-            })
-            .collect();
-        self.ccd_stats = ccd::solve_impacts(
-            &mut items,
-            &neighbours,
-            dt,
-            &settings,
-            self.settings.solver.restitution_threshold,
-        );
-        let updates: Vec<(u32, Pose, Vec3, Vec3)> = items
-            .iter()
-            .zip(&order)
-            .filter(|(it, _)| it.changed)
-            .map(|(it, &slot)| (slot, it.sweep.pose_at(1.0), it.v, it.w))
-            .collect();
-        drop(items);
-        for (slot, pose, v, w) in updates {
-            if let Some(b) = self.bodies.by_index_mut(slot) {
-                if pose.position.is_finite()
-                    && pose.rotation.is_finite()
-                    && v.is_finite()
-                    && w.is_finite()
-                {
-                    b.set_pose(pose);
-                    b.linear_velocity = v;
-                    b.angular_velocity = w;
-                }
-            }
-        }
-    }
-
     fn update_sleep(&mut self, dt: f32) {
         let settings = self.settings.sleep;
         let n = self.bodies.capacity();
@@ -1184,11 +933,6 @@ fn deepest(c: &Contact) -> (Vec3, f32) {
         .min_by(|a, b| a.separation.total_cmp(&b.separation))
         .map_or(Vec3::ZERO, |p| p.point());
     (p, c.normal_impulse())
-}
-
-/// Rotation angle (rad) from `a` to `b`.
-fn angle_between(a: Quat, b: Quat) -> f32 {
-    2.0 * a.dot(b).abs().min(1.0).acos()
 }
 
 fn lap(slot: &mut f32, since: Instant) -> Instant {
