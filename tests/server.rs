@@ -11,6 +11,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
+/// Tests that measure rates or load a core run one at a time: the test
+/// harness runs tests in parallel on a 2-core machine, and a heavy world in
+/// one test would otherwise slow another test's world.
+static TIMING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 struct Server {
     addr: SocketAddr,
     stop: CancellationToken,
@@ -176,6 +181,7 @@ async fn ball_falls_in_the_stream_and_lands_with_a_contact_begin() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ticks_advance_at_the_configured_rate() {
+    let _timing = TIMING.lock().await;
     let srv = start().await;
     let id = new_world(
         srv.addr,
@@ -497,6 +503,7 @@ async fn every_error_path_returns_its_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundred_subscribers_all_receive_every_tick() {
+    let _timing = TIMING.lock().await;
     let srv = start().await;
     let specs: Vec<Value> = (0..50)
         .map(|i| json!({"shape": {"type": "sphere", "radius": 0.2}, "position": [i as f32 * 0.5, 3, 0]}))
@@ -537,6 +544,7 @@ async fn hundred_subscribers_all_receive_every_tick() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_never_reads_does_not_slow_the_world() {
+    let _timing = TIMING.lock().await;
     let srv = start().await;
     let specs: Vec<Value> = (0..300)
         .map(|i| {
@@ -732,6 +740,7 @@ async fn shutdown_sends_close_frames_to_streams() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_reader_is_skipped_forward_with_a_fresh_hello() {
+    let _timing = TIMING.lock().await;
     let srv = start().await;
     let bodies: Vec<Value> = (0..400)
         .map(|i| {
@@ -779,6 +788,7 @@ async fn a_slow_reader_is_skipped_forward_with_a_fresh_hello() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_overrunning_world_drops_time_and_counts_it_without_stalling_the_api() {
+    let _timing = TIMING.lock().await;
     let srv = start().await;
     // 2,000 boxes falling into a heap at 1,000 Hz: every step takes longer
     // than its 1 ms period on any machine.
