@@ -104,3 +104,66 @@ fn pyramid_of_twenty_rows_stands_for_ten_seconds() {
         );
     }
 }
+
+#[test]
+fn a_sleeping_stack_wakes_on_impulse_and_falls_when_its_support_is_removed() {
+    let mut w = World::default();
+    ground(&mut w);
+    let h = 0.5;
+    let ids: Vec<u64> = (0..3)
+        .map(|i| {
+            w.add_body(
+                &BodySpec::new(ShapeSpec::Box {
+                    half_extents: [h, h, h],
+                })
+                .position([0.0, 1.5 + 2.0 * h * i as f32, 0.0]),
+            )
+            .unwrap()
+        })
+        .collect();
+    // A support under the stack, then the stack settles and sleeps.
+    let support = w
+        .add_body(
+            &BodySpec::new(ShapeSpec::Box {
+                half_extents: [h, h, h],
+            })
+            .position([0.0, 0.5, 0.0]),
+        )
+        .unwrap();
+    for _ in 0..180 {
+        w.step();
+    }
+    assert!(
+        ids.iter().all(|&id| w.body(id).unwrap().sleeping),
+        "the stack sleeps"
+    );
+    // An impulse on the top box wakes its whole island.
+    w.apply_impulse(ids[2], Vec3::new(0.0, 1.0, 0.0), None, None)
+        .unwrap();
+    assert!(
+        ids.iter().all(|&id| !w.body(id).unwrap().sleeping),
+        "an impulse wakes the island"
+    );
+    for _ in 0..180 {
+        w.step();
+    }
+    assert!(
+        ids.iter().all(|&id| w.body(id).unwrap().sleeping),
+        "asleep again"
+    );
+    let y0 = w.body(ids[0]).unwrap().pose.position.y;
+    // Removing the support wakes what rested on it, and the stack falls.
+    assert!(w.remove_body(support));
+    assert!(
+        !w.body(ids[0]).unwrap().sleeping,
+        "removing the support wakes the stack"
+    );
+    for _ in 0..120 {
+        w.step();
+    }
+    let y1 = w.body(ids[0]).unwrap().pose.position.y;
+    assert!(
+        (y0 - y1 - 1.0).abs() < 0.05,
+        "the bottom box fell onto the ground: {y0} -> {y1}"
+    );
+}
