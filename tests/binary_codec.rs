@@ -193,6 +193,7 @@ fn tick_parts(
             contacts,
             spawned,
             removed,
+            ..
         } => (tick, time, bodies, contacts, spawned, removed),
         other => panic!("expected a tick, got {other:?}"),
     }
@@ -211,6 +212,7 @@ fn hello_round_trips_every_shape_and_field() {
     let ServerMessage::Hello {
         world: w,
         bodies: got,
+        ..
     } = dec.decode(&frame).unwrap()
     else {
         panic!("not a hello")
@@ -869,7 +871,8 @@ fn json_messages_round_trip_and_ticks_carry_only_changes() {
         decode_json(&hello).unwrap(),
         ServerMessage::Hello {
             world: world(),
-            bodies: bodies.clone()
+            bodies: bodies.clone(),
+            cables: vec![],
         }
     );
     let mut moved = state_of(&bodies[2]);
@@ -896,6 +899,7 @@ fn json_messages_round_trip_and_ticks_carry_only_changes() {
             contacts: vec![contact],
             spawned: vec![],
             removed: vec![6],
+            cables: vec![],
         }
     );
     assert!(text.starts_with(r#"{"type":"tick","tick":121,"time":2.0,"bodies":[{"id":3,"#));
@@ -1040,4 +1044,36 @@ fn a_body_spawned_and_removed_between_two_frames_leaves_no_trace() {
     let (_, _, sent, ..) = tick_parts(decode_json(&text).unwrap());
     assert!(sent.is_empty());
     assert_eq!(json.baseline_len(), bodies.len());
+}
+
+#[test]
+fn cables_round_trip_in_binary_and_json_ticks() {
+    use arbiter::protocol::CableState;
+    let cables = vec![
+        CableState {
+            id: 9,
+            points: vec![[0.0, 1.0, 2.0], [-3.5, 1e-3, 7.25]],
+        },
+        CableState {
+            id: 12,
+            points: vec![[1.0, 1.0, 1.0]],
+        },
+    ];
+    let mut enc = BinaryEncoder::new();
+    let frame = enc.encode_tick_with_cables(5, 0.1, &[], &[], &[], &[], &cables);
+    let mut dec = BinaryDecoder::new();
+    match dec.decode(&frame).unwrap() {
+        ServerMessage::Tick { cables: got, .. } => assert_eq!(got, cables),
+        other => panic!("{other:?}"),
+    }
+    // Truncated cable sections are errors, never panics.
+    for cut in 1..frame.len() {
+        assert!(BinaryDecoder::new().decode(&frame[..cut]).is_err());
+    }
+    let mut json = JsonEncoder::new();
+    let text = json.encode_tick_with_cables(5, 0.1, &[], &[], &[], &[], &cables);
+    match decode_json(&text).unwrap() {
+        ServerMessage::Tick { cables: got, .. } => assert_eq!(got, cables),
+        other => panic!("{other:?}"),
+    }
 }

@@ -828,3 +828,64 @@ async fn an_overrunning_world_drops_time_and_counts_it_without_stalling_the_api(
         .expect("a dropped-ticks series for the heavy world");
     assert!(dropped > 0, "the heavy world dropped time: {metrics}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cables_over_rest_and_in_both_stream_formats() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let cables = format!("/v1/worlds/{id}/cables");
+    let (st, c) = json_req(
+        srv.addr,
+        "POST",
+        &cables,
+        Some(json!({"from": [-1, 3, 0], "to": [1, 3, 0], "segments": 10, "pinned": [0]})),
+    )
+    .await;
+    assert_eq!(st, 201, "{c}");
+    let cid = c["id"].as_u64().unwrap();
+    assert_eq!(cid, 2, "cables count with the bodies");
+    assert_eq!(c["points"].as_array().unwrap().len(), 11);
+    let (st, bad) = json_req(
+        srv.addr,
+        "POST",
+        &cables,
+        Some(json!({"from": [0, 0, 0], "to": [0, 0, 0]})),
+    )
+    .await;
+    assert_eq!(st, 422, "{bad}");
+    let (st, list) = json_req(srv.addr, "GET", &cables, None).await;
+    assert_eq!(st, 200);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    // JSON: the hello and every tick carry the cable, and it falls.
+    let mut s = ws(srv.addr, &id, "").await;
+    let hello = next_json(&mut s).await.unwrap();
+    assert_eq!(hello["cables"][0]["id"], cid);
+    let mut ys = Vec::new();
+    for _ in 0..30 {
+        let m = next_json(&mut s).await.unwrap();
+        let pts = m["cables"][0]["points"].as_array().unwrap();
+        assert_eq!(pts.len(), 11);
+        assert_eq!(pts[0], json!([-1.0, 3.0, 0.0]), "the pinned end stays");
+        ys.push(pts[10][1].as_f64().unwrap());
+    }
+    assert!(ys.last().unwrap() < &2.9, "the free end falls: {ys:?}");
+    // Binary: the same cable in the tick's cable section.
+    let mut b = ws(srv.addr, &id, "?format=binary").await;
+    let mut dec = BinaryDecoder::new();
+    let mut seen = false;
+    for _ in 0..10 {
+        if let Message::Binary(f) = b.next().await.unwrap().unwrap() {
+            if let ServerMessage::Tick { cables, .. } = dec.decode(&f).unwrap() {
+                assert_eq!(cables[0].id, cid);
+                assert_eq!(cables[0].points.len(), 11);
+                seen = true;
+                break;
+            }
+        }
+    }
+    assert!(seen);
+    let (st, _) = http(srv.addr, "DELETE", &format!("{cables}/{cid}"), None).await;
+    assert_eq!(st, 204);
+    let (st, _) = http(srv.addr, "GET", &format!("{cables}/{cid}"), None).await;
+    assert_eq!(st, 404);
+}

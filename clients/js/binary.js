@@ -547,7 +547,7 @@ export class BinaryDecoder {
     const tick = r.varint();
     const time = r.f64();
     const flags = r.u8();
-    if (flags & ~0x0f) throw r.error("unknown section flags");
+    if (flags & ~0x1f) throw r.error("unknown section flags");
     const staged = new Map(); // id -> state | null (removed)
     const get = (id) => (staged.has(id) ? staged.get(id) : this.base.get(id));
 
@@ -605,6 +605,19 @@ export class BinaryDecoder {
         contacts.push(readContact(r, (b) => get(b)?.p));
       }
     }
+
+    // Cables: every cable's particle positions as plain f32s.
+    const cables = [];
+    if (flags & 0x10) {
+      const n = r.count(2);
+      for (let i = 0; i < n; i++) {
+        const id = r.varint();
+        const m = r.count(12);
+        const points = [];
+        for (let k = 0; k < m; k++) points.push([r.f32(), r.f32(), r.f32()]);
+        cables.push({ id, points });
+      }
+    }
     r.finish();
 
     for (const [id, s] of staged) {
@@ -612,6 +625,8 @@ export class BinaryDecoder {
       else this.base.delete(id);
     }
     this.time = time;
-    return { type: "tick", tick, time, bodies, contacts, spawned, removed };
+    const msg = { type: "tick", tick, time, bodies, contacts, spawned, removed };
+    if (cables.length) msg.cables = cables;
+    return msg;
   }
 }

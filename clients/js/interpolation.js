@@ -131,6 +131,7 @@ export class WorldMirror {
       this.bodies = new Map();
       for (const b of msg.bodies) if (b.id !== undefined) this.bodies.set(b.id, { ...b });
       this.contacts = [];
+      this.cables = msg.cables ?? [];
     } else if (msg.type === "tick") {
       for (const b of msg.spawned) if (b.id !== undefined) this.bodies.set(b.id, { ...b });
       for (const id of msg.removed) this.bodies.delete(id);

@@ -26,7 +26,7 @@ use super::quantize::{
 use super::wire::{
     put_f32, put_f64, put_i16, put_str, put_u8, put_varint, BitReader, BitWriter, ByteReader,
 };
-use super::{Body, BodyState, ServerMessage, StepMs, WorldInfo};
+use super::{Body, BodyState, CableState, ServerMessage, StepMs, WorldInfo};
 use crate::physics::events::{ContactEvent, ContactEventKind};
 use crate::physics::scene::{BodyKind, ShapeSpec};
 use std::collections::HashMap;
@@ -50,6 +50,7 @@ pub mod section {
     pub const REMOVED: u8 = 2;
     pub const BODIES: u8 = 4;
     pub const CONTACTS: u8 = 8;
+    pub const CABLES: u8 = 16;
 }
 
 /// Bits of a body record's field mask: which residuals follow, in this order.
@@ -176,6 +177,22 @@ impl BinaryEncoder {
         spawned: &[Body],
         removed: &[u64],
     ) -> Vec<u8> {
+        self.encode_tick_with_cables(tick, time, states, contacts, spawned, removed, &[])
+    }
+
+    /// [`Self::encode_tick`] with a cables section: every cable's particle
+    /// positions as plain `f32`s (proto/binary.md, "Cables").
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_tick_with_cables(
+        &mut self,
+        tick: u64,
+        time: f64,
+        states: &[BodyState],
+        contacts: &[ContactEvent],
+        spawned: &[Body],
+        removed: &[u64],
+        cables: &[CableState],
+    ) -> Vec<u8> {
         let mut out = Vec::with_capacity(32);
         out.push(VERSION);
         out.push(message::TICK);
@@ -253,6 +270,20 @@ impl BinaryEncoder {
             for c in contacts {
                 let reference = self.base.get(&c.b).map_or([0; 3], |q| q.p);
                 put_contact(&mut out, c, reference);
+            }
+        }
+
+        if !cables.is_empty() {
+            flags |= section::CABLES;
+            put_varint(&mut out, cables.len() as u64);
+            for c in cables {
+                put_varint(&mut out, c.id);
+                put_varint(&mut out, c.points.len() as u64);
+                for p in &c.points {
+                    for &x in p {
+                        put_f32(&mut out, x);
+                    }
+                }
             }
         }
 
@@ -595,14 +626,18 @@ impl BinaryDecoder {
         r.finish()?;
         self.base = base;
         self.time = time;
-        Ok(ServerMessage::Hello { world, bodies })
+        Ok(ServerMessage::Hello {
+            world,
+            bodies,
+            cables: Vec::new(),
+        })
     }
 
     fn decode_tick(&mut self, r: &mut ByteReader) -> Result<ServerMessage, DecodeError> {
         let tick = r.varint()?;
         let time = r.f64()?;
         let flags = r.u8()?;
-        if flags & !0x0f != 0 {
+        if flags & !0x1f != 0 {
             return Err(r.error("unknown section flags"));
         }
         // Changes are staged and applied only once the frame has decoded.
@@ -684,6 +719,21 @@ impl BinaryDecoder {
                 contacts.push(read_contact(r, |b| get(&staged, b).map(|q| q.p))?);
             }
         }
+
+        let mut cables = Vec::new();
+        if flags & section::CABLES != 0 {
+            let n = r.count(2)?;
+            cables.reserve(n);
+            for _ in 0..n {
+                let id = r.varint()?;
+                let m = r.count(12)?;
+                let mut points = Vec::with_capacity(m);
+                for _ in 0..m {
+                    points.push([r.f32()?, r.f32()?, r.f32()?]);
+                }
+                cables.push(CableState { id, points });
+            }
+        }
         r.finish()?;
 
         for (id, s) in staged {
@@ -704,6 +754,7 @@ impl BinaryDecoder {
             contacts,
             spawned,
             removed,
+            cables,
         })
     }
 }

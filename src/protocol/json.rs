@@ -6,7 +6,7 @@
 //! carries only the bodies whose state differs from it. Values are never
 //! quantized, so a JSON tick carries every change, however small.
 
-use super::{Body, BodyState, ServerMessage, WorldInfo};
+use super::{Body, BodyState, CableState, ServerMessage, WorldInfo};
 use crate::physics::events::ContactEvent;
 use std::collections::HashMap;
 
@@ -75,6 +75,7 @@ impl JsonEncoder {
         encode_json(&ServerMessage::Hello {
             world: world.clone(),
             bodies: bodies.to_vec(),
+            cables: Vec::new(),
         })
     }
 
@@ -82,6 +83,16 @@ impl JsonEncoder {
     /// alone: bodies are sent in the state the group last received, so the
     /// group's next tick brings the newcomer up to date like everyone else.
     pub fn encode_join_hello(&self, world: &WorldInfo, bodies: &[Body]) -> String {
+        self.encode_join_hello_with_cables(world, bodies, &[])
+    }
+
+    /// [`Self::encode_join_hello`] carrying the cables' states too.
+    pub fn encode_join_hello_with_cables(
+        &self,
+        world: &WorldInfo,
+        bodies: &[Body],
+        cables: &[CableState],
+    ) -> String {
         let bodies = bodies
             .iter()
             .map(|b| {
@@ -98,6 +109,7 @@ impl JsonEncoder {
         encode_json(&ServerMessage::Hello {
             world: world.clone(),
             bodies,
+            cables: cables.to_vec(),
         })
     }
 
@@ -113,6 +125,21 @@ impl JsonEncoder {
         contacts: &[ContactEvent],
         spawned: &[Body],
         removed: &[u64],
+    ) -> String {
+        self.encode_tick_with_cables(tick, time, states, contacts, spawned, removed, &[])
+    }
+
+    /// [`Self::encode_tick`] carrying the cables' states too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_tick_with_cables(
+        &mut self,
+        tick: u64,
+        time: f64,
+        states: &[BodyState],
+        contacts: &[ContactEvent],
+        spawned: &[Body],
+        removed: &[u64],
+        cables: &[CableState],
     ) -> String {
         for b in spawned {
             if let Some(id) = b.id {
@@ -148,6 +175,7 @@ impl JsonEncoder {
             contacts: contacts.to_vec(),
             spawned: spawned.to_vec(),
             removed,
+            cables: cables.to_vec(),
         })
     }
 

@@ -12,6 +12,7 @@
 //! spec plus id and sleeping flag) but never on the server.
 
 use crate::physics::body::Body as EngineBody;
+pub use crate::physics::cable::CableState;
 use crate::physics::events::ContactEvent;
 use crate::physics::scene::BodySpec;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,9 @@ pub enum ServerMessage {
     Hello {
         world: WorldInfo,
         bodies: Vec<Body>,
+        /// Cable states (JSON streams; binary hellos leave them to the next tick).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        cables: Vec<CableState>,
     },
     Tick {
         tick: u64,
@@ -89,6 +93,9 @@ pub enum ServerMessage {
         contacts: Vec<ContactEvent>,
         spawned: Vec<Body>,
         removed: Vec<u64>,
+        /// Every cable's particle positions, in every frame while cables exist.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        cables: Vec<CableState>,
     },
     Ack {
         seq: u64,

@@ -5,6 +5,7 @@
 use super::error::{ApiError, ApiResult};
 use super::world_thread::{Command, Edit};
 use super::{stream, AppState};
+use crate::physics::cable::CableSpec;
 use crate::physics::scene::{BodySpec, Scene, WorldSpec, MAX_COORD};
 use crate::physics::{Quat, Vec3, World};
 use crate::protocol::{Body, WorldInfo};
@@ -39,6 +40,14 @@ pub fn app(state: AppState) -> Router {
         )
         .route("/v1/worlds/{world}/bodies/{id}/impulse", post(impulse))
         .route("/v1/worlds/{world}/raycast", post(raycast))
+        .route(
+            "/v1/worlds/{world}/cables",
+            post(add_cable).get(list_cables),
+        )
+        .route(
+            "/v1/worlds/{world}/cables/{id}",
+            get(get_cable).delete(delete_cable),
+        )
         .route("/v1/worlds/{world}/stream", get(stream::upgrade))
         .merge(super::assets::router())
         .fallback(|| async { ApiError::not_found("route") })
@@ -396,6 +405,44 @@ async fn delete_body(
 ) -> ApiResult<StatusCode> {
     let id = body_id(&id)?;
     state.ask(&world, |r| Command::Remove(id, r)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/v1/worlds/{world}/cables", tag = "cables", params(("world" = String, Path)), request_body(content = Object, description = "A CableSpec: {from, to, segments, radius, mass, stiffness, damping, pinned, linear_velocity, restitution, friction}"), responses((status = 201, body = Object, description = "The cable: its spec with id and points"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn add_cable(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Response> {
+    let spec: CableSpec = parse(body)?;
+    let cable = state.ask(&world, |r| Command::AddCable(spec, r)).await?;
+    Ok((StatusCode::CREATED, Json(cable)).into_response())
+}
+
+#[utoipa::path(get, path = "/v1/worlds/{world}/cables", tag = "cables", params(("world" = String, Path)), responses((status = 200, body = [Object], description = "Cables: spec with id and points"), (status = 404, body = ErrorBody)))]
+async fn list_cables(
+    State(state): State<AppState>,
+    Path(world): Path<String>,
+) -> ApiResult<Json<Vec<CableSpec>>> {
+    Ok(Json(state.ask(&world, Command::Cables).await?))
+}
+
+#[utoipa::path(get, path = "/v1/worlds/{world}/cables/{id}", tag = "cables", params(("world" = String, Path), ("id" = u64, Path)), responses((status = 200, body = Object, description = "The cable"), (status = 404, body = ErrorBody)))]
+async fn get_cable(
+    State(state): State<AppState>,
+    Path((world, id)): Path<(String, String)>,
+) -> ApiResult<Json<CableSpec>> {
+    let id: u64 = id.parse().map_err(|_| ApiError::not_found("cable"))?;
+    Ok(Json(state.ask(&world, |r| Command::Cable(id, r)).await?))
+}
+
+#[utoipa::path(delete, path = "/v1/worlds/{world}/cables/{id}", tag = "cables", params(("world" = String, Path), ("id" = u64, Path)), responses((status = 204, description = "Removed"), (status = 404, body = ErrorBody)))]
+async fn delete_cable(
+    State(state): State<AppState>,
+    Path((world, id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let id: u64 = id.parse().map_err(|_| ApiError::not_found("cable"))?;
+    state.ask(&world, |r| Command::RemoveCable(id, r)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

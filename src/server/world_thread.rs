@@ -9,6 +9,7 @@
 //! dropped (and counted).
 
 use super::metrics::WorldMetrics;
+use crate::physics::cable::{CableSpec, CableState};
 use crate::physics::scene::{BodySpec, Scene};
 use crate::physics::{ContactEvent, Vec3, World};
 use crate::protocol::binary::BinaryEncoder;
@@ -22,6 +23,8 @@ use tokio::sync::{broadcast, oneshot};
 
 /// Most ticks run back to back to catch up after an overrun.
 pub const MAX_CATCH_UP: u64 = 4;
+/// Most cable segments in one world.
+pub const MAX_CABLE_SEGMENTS: usize = 200_000;
 /// Frames a subscriber may fall behind before it is resynchronized.
 pub const STREAM_BUFFER: usize = 64;
 
@@ -96,6 +99,10 @@ pub enum Command {
     },
     Step(u64, Reply<u64>),
     Subscribe(Format, u32, Reply<Subscription>),
+    AddCable(CableSpec, Reply<CableSpec>),
+    Cables(Reply<Vec<CableSpec>>),
+    Cable(u64, Reply<CableSpec>),
+    RemoveCable(u64, Reply<()>),
 }
 
 struct Group {
@@ -347,6 +354,44 @@ impl WorldThread {
             Command::Subscribe(format, every, r) => {
                 let _ = r.send(Ok(self.subscribe(format, every.max(1))));
             }
+            Command::AddCable(spec, r) => {
+                let segments: usize = self.world.cables().iter().map(|c| c.segments()).sum();
+                if segments + spec.segments as usize > MAX_CABLE_SEGMENTS {
+                    let _ = r.send(Err(format!(
+                        "limit: a world holds at most {MAX_CABLE_SEGMENTS} cable segments"
+                    )));
+                    return false;
+                }
+                let res = self
+                    .world
+                    .add_cable(&spec)
+                    .map(|id| self.world.cable(id).expect("just added").to_spec());
+                let _ = r.send(res);
+            }
+            Command::Cables(r) => {
+                let _ = r.send(Ok(self
+                    .world
+                    .cables()
+                    .iter()
+                    .map(|c| c.to_spec())
+                    .collect()));
+            }
+            Command::Cable(id, r) => {
+                let res = self
+                    .world
+                    .cable(id)
+                    .map(|c| c.to_spec())
+                    .ok_or_else(|| format!("cable {id} not found"));
+                let _ = r.send(res);
+            }
+            Command::RemoveCable(id, r) => {
+                let res = if self.world.remove_cable(id) {
+                    Ok(())
+                } else {
+                    Err(format!("cable {id} not found"))
+                };
+                let _ = r.send(res);
+            }
         }
         false
     }
@@ -390,14 +435,22 @@ impl WorldThread {
         let g = &self.groups[idx];
         // A newcomer (or a resynchronized slow reader) gets the group's
         // baseline so the next shared frame decodes for it too.
+        let cables = self.cable_states();
         let hello = match format {
-            Format::Json => Frame::Text(g.json.encode_join_hello(&info, &bodies)),
+            Format::Json => Frame::Text(
+                g.json
+                    .encode_join_hello_with_cables(&info, &bodies, &cables),
+            ),
             Format::Binary => Frame::Binary(g.binary.encode_join_hello(&info, &bodies)),
         };
         Subscription {
             hello,
             frames: g.tx.subscribe(),
         }
+    }
+
+    fn cable_states(&self) -> Vec<CableState> {
+        self.world.cables().iter().map(|c| c.state()).collect()
     }
 
     /// One tick: step, then feed every subscriber group.
@@ -412,6 +465,7 @@ impl WorldThread {
         self.groups.retain(|g| g.tx.receiver_count() > 0);
         let mut subscribers = 0;
         let moved: Vec<u64> = self.world.moved_bodies().to_vec();
+        let cables = self.cable_states();
         for g in &mut self.groups {
             subscribers += g.tx.receiver_count();
             g.moved.extend(moved.iter().copied());
@@ -431,21 +485,23 @@ impl WorldThread {
                 .collect();
             let (tick, time) = (self.world.tick(), self.world.time());
             let frame = match g.format {
-                Format::Json => Frame::Text(g.json.encode_tick(
+                Format::Json => Frame::Text(g.json.encode_tick_with_cables(
                     tick,
                     time,
                     &states,
                     &g.contacts,
                     &g.spawned,
                     &g.removed,
+                    &cables,
                 )),
-                Format::Binary => Frame::Binary(g.binary.encode_tick(
+                Format::Binary => Frame::Binary(g.binary.encode_tick_with_cables(
                     tick,
                     time,
                     &states,
                     &g.contacts,
                     &g.spawned,
                     &g.removed,
+                    &cables,
                 )),
             };
             let bytes = frame.len() as u64 * g.tx.receiver_count() as u64;

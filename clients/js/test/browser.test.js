@@ -74,6 +74,9 @@ test("viewer draws a world, animates it, and a click pushes a body", { skip, tim
     shape: { type: "box", half_extents: [1, 1, 1] }, position: [0, 1, -4],
   });
 
+  // A cable hanging from a pin above the scene: streamed and drawn.
+  const cable = await client.addCable(world.id, { from: [-3, 6, 2], to: [3, 6, 2], segments: 12, pinned: [0] });
+
   const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -85,6 +88,10 @@ test("viewer draws a world, animates it, and a click pushes a body", { skip, tim
   const b = await canvasDigest(page);
   assert.ok(a[0] > 20, `canvas has content (${a[0]} colours)`);
   assert.notEqual(a[1], b[1], "the picture changes while bodies fall");
+  const cables = await page.evaluate(() => window.arbiterViewer.subscription.mirror.cables);
+  assert.equal(cables.length, 1, "the viewer has the cable");
+  assert.equal(cables[0].id, cable.id);
+  assert.equal(cables[0].points.length, 13);
   const stats = await page.evaluate(() => ({ ...window.arbiterViewer.stats }));
   assert.ok(stats.tick > 0 && stats.bodies === 8, JSON.stringify(stats));
 

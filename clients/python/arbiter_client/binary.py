@@ -528,7 +528,7 @@ class BinaryDecoder:
         tick = r.varint()
         time = r.f64()
         flags = r.u8()
-        if flags & ~0x0F:
+        if flags & ~0x1F:
             raise r.error("unknown section flags")
         staged = {}
         missing = object()
@@ -583,6 +583,14 @@ class BinaryDecoder:
         if flags & S_CONTACTS:
             for _ in range(r.count(MIN_CONTACT_BYTES)):
                 contacts.append(_contact(r, lambda b: (get(b) or (None,))[0]))
+
+        # Cables: every cable's particle positions as plain f32s.
+        cables = []
+        if flags & 0x10:
+            for _ in range(r.count(2)):
+                cid = r.varint()
+                points = [[r.f32(), r.f32(), r.f32()] for _ in range(r.count(12))]
+                cables.append({"id": cid, "points": points})
         r.finish()
 
         for id_, s in staged.items():
@@ -591,7 +599,10 @@ class BinaryDecoder:
             else:
                 self.base[id_] = s
         self.time = time
-        return {
+        msg = {
             "type": "tick", "tick": tick, "time": time, "bodies": bodies,
             "contacts": contacts, "spawned": spawned, "removed": removed,
         }
+        if cables:
+            msg["cables"] = cables
+        return msg

@@ -63,3 +63,25 @@ def test_stream(server_url, fmt):
                 assert msg == {"type": "ack", "seq": seq}
                 break
     c.delete_world(w["id"])
+
+
+@pytest.mark.parametrize("fmt", ["json", "binary"])
+def test_cables_stream(server_url, fmt):
+    c = ArbiterClient(server_url)
+    w = c.create_world({"name": "py-cable-" + fmt})
+    cable = c.add_cable(w["id"], {"from": [-1, 3, 0], "to": [1, 3, 0], "segments": 8, "pinned": [0]})
+    assert len(cable["points"]) == 9
+    with c.stream(w["id"], format=fmt, timeout=10) as s:
+        next(s)  # hello
+        ys = []
+        for msg in s:
+            if msg["type"] != "tick":
+                continue
+            (state,) = msg["cables"]
+            assert state["id"] == cable["id"] and len(state["points"]) == 9
+            assert state["points"][0] == pytest.approx([-1, 3, 0])
+            ys.append(state["points"][8][1])
+            if len(ys) == 20:
+                break
+    assert ys[-1] < ys[0], "the free end falls"
+    c.delete_world(w["id"])
