@@ -88,7 +88,7 @@ let sub_ = null;
 let worldId = null;
 const flashes = []; // {point, born, kind}
 let lastPush = null;
-const stats = { tick: 0, stepMs: 0, bodies: 0, bytesPerSec: 0, fps: 0, contacts: 0, frames: 0 };
+const stats = { tick: 0, stepMs: 0, bodies: 0, bytesPerSec: 0, fps: 0, contacts: 0, frames: 0, flashes: 0 };
 
 function connect(id, format) {
   if (sub_) sub_.close();
@@ -104,7 +104,12 @@ function connect(id, format) {
     },
     onTick: (t) => {
       const now = performance.now();
-      for (const c of t.contacts) if (c.kind === "begin") flashes.push({ point: c.point, born: now });
+      for (const c of t.contacts) {
+        if (c.kind === "begin") {
+          flashes.push({ point: c.point, born: now });
+          stats.flashes++;
+        }
+      }
       if (flashes.length > 500) flashes.splice(0, flashes.length - 500);
       stats.contacts += t.contacts.length;
     },

@@ -94,6 +94,10 @@ test("viewer draws a world, animates it, and a click pushes a body", { skip, tim
   assert.equal(cables[0].points.length, 13);
   const stats = await page.evaluate(() => ({ ...window.arbiterViewer.stats }));
   assert.ok(stats.tick > 0 && stats.bodies === 8, JSON.stringify(stats));
+  // Landing bodies flash their contacts; the stats show step time and bandwidth.
+  await page.waitForFunction(() => window.arbiterViewer.stats.flashes > 0, null, { timeout: 10000 });
+  const later = await page.evaluate(() => ({ ...window.arbiterViewer.stats }));
+  assert.ok(later.stepMs > 0 && later.bytesPerSec > 0, JSON.stringify(later));
 
   // Let the target settle, then click its centre.
   await sleep(1000);
