@@ -179,3 +179,54 @@ fn bad_cable_specs_fail_with_one_line() {
         BodyKind::Static,
     );
 }
+
+#[test]
+fn a_cable_pushes_a_free_box_and_momentum_is_shared() {
+    let mut w = world(Vec3::ZERO);
+    let bx = w
+        .add_body(
+            &BodySpec::new(ShapeSpec::Box {
+                half_extents: [0.2, 0.5, 0.5],
+            })
+            .mass(1.0)
+            .friction(0.0),
+        )
+        .unwrap();
+    let mut spec = CableSpec::new([-1.0, 0.0, -0.8], [-1.0, 0.0, 0.8], 16);
+    spec.mass = 1.0;
+    spec.linear_velocity = [5.0, 0.0, 0.0];
+    spec.friction = 0.0;
+    let id = w.add_cable(&spec).unwrap();
+    for _ in 0..60 {
+        w.step();
+    }
+    let vb = w.body(bx).unwrap().linear_velocity.x;
+    let c = w.cable(id).unwrap();
+    let vc: f32 = c.v.iter().map(|v| v.x).sum::<f32>() / c.v.len() as f32;
+    assert!(vb > 1.0, "the box was pushed: {vb} m/s");
+    assert!(vc < 4.0, "the cable slowed: {vc} m/s");
+    let p = vb * 1.0 + vc * 1.0;
+    assert!((p - 5.0).abs() < 0.5, "momentum {p} kg·m/s, started at 5");
+}
+
+/// KNOWN FAILURE (kept visible; run with `--ignored`): two threads (radius
+/// 0, collided with a 1 mm thickness) crossing at 20 m/s. The first impact is
+/// found and resolved, but the moving thread then bends around the pinned one
+/// and its segments next to the contact slip through within a later substep.
+#[test]
+#[ignore = "known: thin cables can still slip through each other after the first impact"]
+fn threads_crossing_at_20_mps_do_not_pass() {
+    let mut w = world(Vec3::ZERO);
+    let mut a = CableSpec::new([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], 10);
+    a.radius = 0.0;
+    a.pinned = vec![0, 10];
+    let mut b = CableSpec::new([0.05, 0.5, -1.0], [0.05, 0.5, 1.0], 10);
+    b.radius = 0.0;
+    b.linear_velocity = [0.0, -20.0, 0.0];
+    let (ia, ib) = (w.add_cable(&a).unwrap(), w.add_cable(&b).unwrap());
+    for _ in 0..30 {
+        w.step();
+        let (ca, cb) = (w.cable(ia).unwrap(), w.cable(ib).unwrap());
+        assert!(cb.x[5].y >= ca.x[5].y - 0.02, "the thread passed the other");
+    }
+}

@@ -26,6 +26,9 @@ use super::math::Vec3;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+/// Collision radius (m) of a cable whose radius is smaller (threads).
+pub const MIN_THICKNESS: f64 = 1.0e-3;
+
 /// Most segments in one cable.
 pub const MAX_SEGMENTS: u32 = 100_000;
 
@@ -340,7 +343,9 @@ pub(crate) fn collide_cables(cables: &mut [Cable], prev: &[Vec<Vec3>], h: f32) -
     let mut grid: HashMap<(i32, i32, i32), Vec<Seg>> = HashMap::new();
     let mut boxes: Vec<Vec<(Vec3, Vec3)>> = Vec::with_capacity(cables.len());
     for (ci, c) in cables.iter().enumerate() {
-        let r = Vec3::splat(c.spec.radius);
+        // Padded so that boxes of threads (radius 0) meeting exactly at a
+        // boundary still overlap: the culling must stay conservative.
+        let r = Vec3::splat(c.spec.radius + 1.0e-5);
         let mut bs = Vec::with_capacity(c.segments());
         for s in 0..c.segments() {
             let pts = [prev[ci][s], prev[ci][s + 1], c.x[s], c.x[s + 1]];
@@ -412,9 +417,15 @@ pub(crate) fn collide_cables(cables: &mut [Cable], prev: &[Vec<Vec3>], h: f32) -
         ]
         .map(|p| p.as_dvec3());
         let (ra, rb) = (cables[ca].spec.radius as f64, cables[cb].spec.radius as f64);
-        let res = thick_edge_edge_ccd(start, end, ra.max(1e-4), rb.max(1e-4), 1e-4);
+        // Threads get a 1 mm collision thickness: with exactly zero thickness
+        // two touching threads are coplanar every substep and rounding alone
+        // decides which side they end on (the exact edge–edge CCD finds the
+        // first crossing, but cannot keep them apart afterwards).
+        let (ra, rb) = (ra.max(MIN_THICKNESS), rb.max(MIN_THICKNESS));
+        let res = thick_edge_edge_ccd(start, end, ra, rb, 1e-4);
         subdivisions += res.subdivisions as u64;
-        let Some(toi) = res.toi else { continue };
+        let toi = res.toi;
+        let Some(toi) = toi else { continue };
         let t = toi as f32;
         let at = |s: usize, i: usize, c: usize| prev[c][s + i].lerp(cables[c].x[s + i], t);
         let (p0, p1, q0, q1) = (at(sa, 0, ca), at(sa, 1, ca), at(sb, 0, cb), at(sb, 1, cb));
@@ -427,10 +438,25 @@ pub(crate) fn collide_cables(cables: &mut [Cable], prev: &[Vec<Vec3>], h: f32) -
         let (s, u) = (sc.s as f32, sc.t as f32);
         let pa = p0.lerp(p1, s);
         let pb = q0.lerp(q1, u);
-        let mut n = (pb - pa).normalize_or_zero();
-        if n == Vec3::ZERO {
-            n = (p1 - p0).cross(q1 - q0).normalize_or(Vec3::Y);
-        }
+        // The contact normal from A to B: along the gap when there is one
+        // (thick cables stop at r1 + r2); for threads touching at zero
+        // distance, the edges' cross product, oriented by which side B was
+        // on at the start of the substep.
+        let gap = pb - pa;
+        let n = if gap.length() > 1.0e-4 * (ra + rb).max(1.0e-3) as f32 {
+            gap.normalize()
+        } else {
+            let c = (p1 - p0).cross(q1 - q0).normalize_or(Vec3::Y);
+            let start_gap = {
+                let sc0 = closest_points_segment_segment(start[0], start[1], start[2], start[3]);
+                (sc0.point_b - sc0.point_a).as_vec3()
+            };
+            if start_gap.dot(c) < 0.0 {
+                -c
+            } else {
+                c
+            }
+        };
         // Velocities over the substep along each segment at the contact.
         let vel = |c: usize, s0: usize, f: f32| {
             let v0 = (cables[c].x[s0] - prev[c][s0]) / h;

@@ -59,59 +59,76 @@ impl World {
         self.cable_stats = stats;
     }
 
-    /// Each cable particle is a sphere of the cable's radius: pushed out of
-    /// the bodies it overlaps, with friction; dynamic bodies get the opposite
-    /// impulse at the contact.
+    /// Each segment is a capsule of the cable's radius against the bodies
+    /// it overlaps: every contact point pushes the segment out, the
+    /// correction split between its two particles by where along the segment
+    /// the point lies (weights (1 − s)·w₀ and s·w₁ over (1 − s)²w₀ + s²w₁,
+    /// which moves the contact point by exactly the penetration), with
+    /// Coulomb friction on the substep's sliding; dynamic bodies get the
+    /// opposite impulse at the contact.
     pub(super) fn cable_body_contacts(&mut self, near: &[u32], prev: &[Vec<Vec3>], h: f32) {
         let mut kicks: Vec<(u32, Vec3, Vec3)> = Vec::new();
         for (c, prev) in self.cables.iter_mut().zip(prev) {
             let r = c.spec.radius.max(1.0e-3);
-            let ball = crate::physics::shape::Shape::sphere(r);
-            #[allow(clippy::needless_range_loop)] // x, w and prev in step
-            for i in 0..c.x.len() {
-                if c.w[i] == 0.0 {
+            for i in 0..c.segments() {
+                let (w0, w1) = (c.w[i], c.w[i + 1]);
+                if w0 == 0.0 && w1 == 0.0 {
                     continue;
                 }
                 for &bi in near {
                     let Some(b) = self.bodies.by_index(bi) else {
                         continue;
                     };
-                    let pose = Pose::from_position(c.x[i]);
+                    let (x0, x1) = (c.x[i], c.x[i + 1]);
+                    let d = x1 - x0;
+                    let len = d.length();
+                    let pose = Pose::new(
+                        (x0 + x1) * 0.5,
+                        crate::physics::Quat::from_rotation_arc(Vec3::Y, d.normalize_or(Vec3::Y)),
+                    );
+                    let capsule = crate::physics::shape::Shape::capsule((0.5 * len).max(1.0e-5), r);
                     let mut cache = collision::PairCache::default();
                     let Some(m) = collision::contact_manifold(
-                        &ball, &pose, &b.shape, &b.pose, 0.0, &mut cache,
+                        &capsule, &pose, &b.shape, &b.pose, 0.0, &mut cache,
                     ) else {
                         continue;
                     };
-                    let Some(p) = m
-                        .points()
-                        .iter()
-                        .min_by(|a, b| a.separation.total_cmp(&b.separation))
-                    else {
-                        continue;
-                    };
-                    if p.separation >= 0.0 {
-                        continue;
-                    }
-                    let n = m.normal; // from the particle into the body
-                    let push = n * p.separation; // moves the particle out
-                    c.x[i] += push;
-                    // Friction: cancel the tangential motion of this substep
-                    // up to μ times the push.
-                    let dx = c.x[i] - prev[i];
-                    let tangential = dx - n * dx.dot(n);
+                    let out = -m.normal; // from the body towards the cable
                     let mu = (c.spec.friction * b.friction).sqrt();
-                    let limit = mu * push.length();
-                    let t_len = tangential.length();
-                    let cancel = if t_len <= limit {
-                        tangential
-                    } else {
-                        tangential * (limit / t_len)
-                    };
-                    c.x[i] -= cancel;
-                    if b.is_dynamic() {
-                        let dp = (push - cancel) * (c.particle_mass / h);
-                        kicks.push((bi, -dp, p.point_b));
+                    for p in m.points() {
+                        if p.separation >= 0.0 {
+                            continue;
+                        }
+                        let depth = -p.separation;
+                        let s = if len > 1.0e-9 {
+                            ((p.point_a - x0).dot(d) / (len * len)).clamp(0.0, 1.0)
+                        } else {
+                            0.5
+                        };
+                        let (a0, a1) = ((1.0 - s) * w0, s * w1);
+                        let denom = (1.0 - s) * a0 + s * a1;
+                        if denom <= 0.0 {
+                            continue;
+                        }
+                        // Normal correction of the contact point: `depth`.
+                        let mut corr = out * depth;
+                        // Friction: cancel the contact point's sliding this
+                        // substep, up to μ times the push.
+                        let slide = (1.0 - s) * (c.x[i] - prev[i]) + s * (c.x[i + 1] - prev[i + 1]);
+                        let tangential = slide - out * slide.dot(out);
+                        let limit = mu * depth;
+                        let t_len = tangential.length();
+                        corr -= if t_len <= limit {
+                            tangential
+                        } else {
+                            tangential * (limit / t_len)
+                        };
+                        c.x[i] += corr * (a0 / denom);
+                        c.x[i + 1] += corr * (a1 / denom);
+                        if b.is_dynamic() {
+                            // The particles' momentum change, returned.
+                            kicks.push((bi, -corr / (denom * h), p.point_b));
+                        }
                     }
                 }
             }
