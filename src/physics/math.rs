@@ -79,8 +79,3 @@ pub fn orthonormal_basis(n: Vec3) -> (Vec3, Vec3) {
     let t2 = Vec3::new(b, sign + n.y * n.y * a, -n.y);
     (t1, t2)
 }
-
-/// True when every component is finite.
-pub fn is_finite3(v: Vec3) -> bool {
-    v.is_finite()
-}

@@ -9,7 +9,7 @@ use super::collision::{self, Manifold};
 use super::contact::{Contact, ContactSet};
 use super::events::{ContactEvent, ContactEventKind};
 use super::island::{SleepSettings, UnionFind};
-use super::math::{Pose, Quat, Vec3};
+use super::math::{Quat, Vec3};
 use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
 use super::set::{BodyHandle, BodySet};
 use super::shape::ShapeKind;
@@ -913,16 +913,6 @@ impl World {
     /// Total kinetic energy of the dynamic bodies (J).
     pub fn kinetic_energy(&self) -> f32 {
         self.bodies().map(|b| b.kinetic_energy()).sum()
-    }
-
-    /// Handle of a wire id (for engine-side tools).
-    pub fn handle(&self, id: u64) -> Option<BodyHandle> {
-        self.ids.get(&id).copied()
-    }
-
-    /// Makes a pose for convenience in tests and tools.
-    pub fn pose_of(&self, id: u64) -> Option<Pose> {
-        self.body(id).map(|b| b.pose)
     }
 }
 
