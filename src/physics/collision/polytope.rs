@@ -164,8 +164,8 @@ pub struct SatCache {
 
 /// Slack before switching reference feature: absolute (m) plus relative to
 /// the separation.
-const SWITCH_ABS: f32 = 5e-4;
-const SWITCH_REL: f32 = 0.02;
+pub(crate) const SWITCH_ABS: f32 = 5e-4;
+pub(crate) const SWITCH_REL: f32 = 0.02;
 
 /// Maps points of one polytope's frame into the other's.
 struct Rel {
