@@ -1,144 +1,144 @@
-//! Stage 7 of the step: cables (see `physics/cable.rs`).
+//! Stage 7 of the step: cables (see `physics/cable/`).
 
 use super::World;
 use crate::physics::aabb::Aabb;
-use crate::physics::cable;
+use crate::physics::cable::solver::{BodyContact, CableSystem};
 use crate::physics::collision;
-use crate::physics::math::{Pose, Vec3};
+use crate::physics::math::{Pose, Quat, Vec3};
+use crate::physics::shape::Shape;
 
 impl World {
-    /// Stage 7: cables (see `cable.rs`): XPBD substeps, particles against
-    /// bodies, segments against segments with thick-segment CCD.
+    /// Stage 7: every cable as one particle system (see `cable/mod.rs`):
+    /// pairs and body contacts found once per step, then XPBD substeps that
+    /// solve segments and contacts and prove that no two segments crossed.
     pub(super) fn step_cables(&mut self, dt: f32) {
         if self.cables.is_empty() {
+            self.cable_stats = Default::default();
             return;
         }
+        let mut sys = std::mem::take(&mut self.cable_system);
         let n = self.settings.cable_substeps.max(1);
         let h = dt / n as f32;
         let g = self.settings.gravity;
-        // Bodies near any cable, once per step.
-        let mut near: Vec<u32> = Vec::new();
-        let mut lo = Vec3::splat(f32::INFINITY);
-        let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        for c in &self.cables {
-            let reach =
-                c.spec.radius + c.v.iter().map(|v| v.length()).fold(0.0, f32::max) * dt + 0.1;
-            for p in &c.x {
-                lo = lo.min(*p - Vec3::splat(reach));
-                hi = hi.max(*p + Vec3::splat(reach));
-            }
-        }
-        let zone = Aabb::new(lo, hi);
-        for (h_, b) in self.bodies.iter() {
-            if b.shape.is_plane() || b.shape.aabb(&b.pose).overlaps(&zone) {
-                near.push(h_.index);
-            }
-        }
-        let mut stats = (0, 0, 0);
-        let mut lambdas: Vec<Vec<f32>> = self
-            .cables
-            .iter()
-            .map(|c| vec![0.0; c.segments()])
-            .collect();
+        sys.load(&self.cables);
+        sys.begin(dt, g);
+        self.cable_body_contacts(&mut sys);
         for sub in 0..n {
-            let prev: Vec<Vec<Vec3>> = self.cables.iter().map(|c| c.x.clone()).collect();
-            for (c, l) in self.cables.iter_mut().zip(&mut lambdas) {
-                c.predict(g, h);
-                l.iter_mut().for_each(|x| *x = 0.0);
-                for it in 0..self.settings.cable_iterations {
-                    c.solve_segments(h, l, (sub + it) % 2 == 1);
-                }
+            if sys.solve_substep(h, g, self.settings.cable_iterations, sub % 2 == 1) {
+                // A particle outran its reach: pairs and body contacts anew
+                // from this substep's start, for the rest of the step.
+                sys.rebuild(h, (n - sub) as f32 * h, g);
+                let kept = std::mem::take(&mut sys.body_contacts);
+                self.cable_body_contacts(&mut sys);
+                sys.body_contacts.splice(0..0, kept);
             }
-            self.cable_body_contacts(&near, &prev, h);
-            let s = cable::collide_cables(&mut self.cables, &prev, h);
-            stats = (stats.0 + s.0, stats.1 + s.1, stats.2 + s.2);
-            for (c, p) in self.cables.iter_mut().zip(&prev) {
-                c.update_velocities(p, h);
+            sys.finish_substep(h, self.settings.cable_audit);
+        }
+        sys.store(&mut self.cables);
+        for c in &sys.body_contacts {
+            if c.impulse == Vec3::ZERO {
+                continue;
+            }
+            if let Some(b) = self.bodies.by_index_mut(c.body) {
+                b.apply_impulse(c.impulse, Some(c.point));
+                b.sleeping = false;
+                b.sleep_time = 0.0;
             }
         }
-        self.cable_stats = stats;
+        self.cable_stats = sys.stats;
+        self.cable_system = sys;
     }
 
-    /// Each segment is a capsule of the cable's radius against the bodies
-    /// it overlaps: every contact point pushes the segment out, the
-    /// correction split between its two particles by where along the segment
-    /// the point lies (weights (1 − s)·w₀ and s·w₁ over (1 − s)²w₀ + s²w₁,
-    /// which moves the contact point by exactly the penetration), with
-    /// Coulomb friction on the substep's sliding; dynamic bodies get the
-    /// opposite impulse at the contact.
-    pub(super) fn cable_body_contacts(&mut self, near: &[u32], prev: &[Vec<Vec3>], h: f32) {
-        let mut kicks: Vec<(u32, Vec3, Vec3)> = Vec::new();
-        for (c, prev) in self.cables.iter_mut().zip(prev) {
-            let r = c.spec.radius.max(1.0e-3);
-            for i in 0..c.segments() {
-                let (w0, w1) = (c.w[i], c.w[i + 1]);
-                if w0 == 0.0 && w1 == 0.0 {
+    /// Contact points between segments (capsules of the cable's radius at
+    /// the pairs' centre positions) and the bodies their boxes reach, with
+    /// speculative points as far out as the segment can move this step.
+    fn cable_body_contacts(&self, sys: &mut CableSystem) {
+        let bodies: Vec<(u32, Option<Aabb>)> = self
+            .bodies
+            .iter()
+            .map(|(h, b)| {
+                let aabb = (!b.shape.is_plane()).then(|| b.shape.aabb(&b.pose));
+                (h.index, aabb)
+            })
+            .collect();
+        if bodies.is_empty() {
+            return;
+        }
+        for seg in 0..sys.segs.len() {
+            let p = sys.segs[seg].p as usize;
+            if sys.w[p] == 0.0 && sys.w[p + 1] == 0.0 {
+                continue;
+            }
+            let (lo, hi) = sys.seg_box(seg);
+            let seg_box = Aabb::new(lo, hi);
+            let mut capsule: Option<(Shape, Pose, Vec3, f32)> = None;
+            for &(bi, aabb) in &bodies {
+                if aabb.is_some_and(|a| !a.overlaps(&seg_box)) {
                     continue;
                 }
-                for &bi in near {
-                    let Some(b) = self.bodies.by_index(bi) else {
-                        continue;
-                    };
-                    let (x0, x1) = (c.x[i], c.x[i + 1]);
+                let Some(b) = self.bodies.by_index(bi) else {
+                    continue;
+                };
+                let r = sys.radius(seg);
+                let (x0, x1) = (sys.center[p], sys.center[p + 1]);
+                let (shape, pose, d, len) = capsule.get_or_insert_with(|| {
                     let d = x1 - x0;
                     let len = d.length();
                     let pose = Pose::new(
                         (x0 + x1) * 0.5,
-                        crate::physics::Quat::from_rotation_arc(Vec3::Y, d.normalize_or(Vec3::Y)),
+                        Quat::from_rotation_arc(Vec3::Y, d.normalize_or(Vec3::Y)),
                     );
-                    let capsule = crate::physics::shape::Shape::capsule((0.5 * len).max(1.0e-5), r);
-                    let mut cache = collision::PairCache::default();
-                    let Some(m) = collision::contact_manifold(
-                        &capsule, &pose, &b.shape, &b.pose, 0.0, &mut cache,
-                    ) else {
-                        continue;
+                    (Shape::capsule((0.5 * len).max(1.0e-5), r), pose, d, len)
+                });
+                let mut cache = collision::PairCache::default();
+                let reach = sys.seg_reach(seg);
+                let Some(m) =
+                    collision::contact_manifold(shape, pose, &b.shape, &b.pose, reach, &mut cache)
+                else {
+                    continue;
+                };
+                let (mu, e) = (
+                    (sys.friction(seg) * b.friction).sqrt(),
+                    sys.restitution(seg).max(b.restitution),
+                );
+                let contact = |s: f32, n: Vec3, q: Vec3| {
+                    BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic())
+                };
+                // The segment's points nearest the body.
+                let out = -m.normal;
+                for cp in m.points() {
+                    let axis = cp.point_a + out * r;
+                    let s = if *len > 1.0e-9 {
+                        ((axis - x0).dot(*d) / (*len * *len)).clamp(0.0, 1.0)
+                    } else {
+                        0.5
                     };
-                    let out = -m.normal; // from the body towards the cable
-                    let mu = (c.spec.friction * b.friction).sqrt();
-                    for p in m.points() {
-                        if p.separation >= 0.0 {
-                            continue;
-                        }
-                        let depth = -p.separation;
-                        let s = if len > 1.0e-9 {
-                            ((p.point_a - x0).dot(d) / (len * len)).clamp(0.0, 1.0)
-                        } else {
-                            0.5
-                        };
-                        let (a0, a1) = ((1.0 - s) * w0, s * w1);
-                        let denom = (1.0 - s) * a0 + s * a1;
-                        if denom <= 0.0 {
-                            continue;
-                        }
-                        // Normal correction of the contact point: `depth`.
-                        let mut corr = out * depth;
-                        // Friction: cancel the contact point's sliding this
-                        // substep, up to μ times the push.
-                        let slide = (1.0 - s) * (c.x[i] - prev[i]) + s * (c.x[i + 1] - prev[i + 1]);
-                        let tangential = slide - out * slide.dot(out);
-                        let limit = mu * depth;
-                        let t_len = tangential.length();
-                        corr -= if t_len <= limit {
-                            tangential
-                        } else {
-                            tangential * (limit / t_len)
-                        };
-                        c.x[i] += corr * (a0 / denom);
-                        c.x[i + 1] += corr * (a1 / denom);
-                        if b.is_dynamic() {
-                            // The particles' momentum change, returned.
-                            kicks.push((bi, -corr / (denom * h), p.point_b));
+                    sys.body_contacts.push(contact(s, out, cp.point_b));
+                }
+                // Each end that can reach the body this step on its own (a
+                // segment swinging about its other end, say), as a sphere.
+                for (s, i) in [(0.0, p), (1.0, p + 1)] {
+                    if sys.w[i] == 0.0 {
+                        continue;
+                    }
+                    let ball = Shape::sphere(r);
+                    let at = Pose::new(sys.center[i], Quat::IDENTITY);
+                    let mut cache = collision::PairCache::default();
+                    if let Some(m) = collision::contact_manifold(
+                        &ball,
+                        &at,
+                        &b.shape,
+                        &b.pose,
+                        sys.reach(i),
+                        &mut cache,
+                    ) {
+                        if let Some(cp) = m.points().first() {
+                            sys.body_contacts.push(contact(s, -m.normal, cp.point_b));
                         }
                     }
                 }
             }
         }
-        for (bi, impulse, point) in kicks {
-            if let Some(b) = self.bodies.by_index_mut(bi) {
-                b.apply_impulse(impulse, Some(point));
-                b.sleeping = false;
-                b.sleep_time = 0.0;
-            }
-        }
+        sys.stats.body_contacts = sys.body_contacts.len() as u64;
     }
 }

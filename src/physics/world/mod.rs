@@ -36,8 +36,11 @@ pub struct WorldSettings {
     pub ccd: CcdSettings,
     /// Cable substeps per step.
     pub cable_substeps: u32,
-    /// Distance-constraint passes per cable substep.
+    /// Passes over segments and contacts per cable substep.
     pub cable_iterations: u32,
+    /// Tests only: check every pair of cable segments by brute force after
+    /// each substep (`CableStats::audit_crossings`). O(N²).
+    pub cable_audit: bool,
 }
 
 impl Default for WorldSettings {
@@ -52,6 +55,7 @@ impl Default for WorldSettings {
             ccd: CcdSettings::default(),
             cable_substeps: 8,
             cable_iterations: 4,
+            cable_audit: false,
         }
     }
 }
@@ -105,9 +109,9 @@ pub struct World {
     start_state: Vec<(Vec3, Quat)>,
     ccd_stats: CcdStats,
     cables: Vec<Cable>,
-    /// Cable–cable CCD counters of the last step: pairs swept, impacts,
-    /// interval subdivisions.
-    pub cable_stats: (u64, u64, u64),
+    cable_system: super::cable::solver::CableSystem,
+    /// What the cable stage did in the last step.
+    pub cable_stats: super::cable::CableStats,
 }
 
 impl Default for World {
@@ -143,7 +147,8 @@ impl World {
             start_state: Vec::new(),
             ccd_stats: CcdStats::default(),
             cables: Vec::new(),
-            cable_stats: (0, 0, 0),
+            cable_system: Default::default(),
+            cable_stats: Default::default(),
         }
     }
 

@@ -1,0 +1,257 @@
+//! Cables: chains of particles joined by stiff segments, colliding with
+//! bodies and — continuously — with each other.
+//!
+//! # Integrator: XPBD distance constraints, substepped (why)
+//!
+//! A cable must keep its length within 1% while hanging, which needs
+//! segment stiffnesses far beyond what explicit springs integrate stably at
+//! a game tick. Extended position-based dynamics solves each segment as a
+//! compliant distance constraint (compliance = 1 / stiffness) directly on
+//! positions: it is unconditionally stable, its stiffness does not depend on
+//! the iteration count, and with a few substeps per tick a heavy chain stays
+//! within a fraction of a percent of its rest length. Velocities are the
+//! position change of each substep; segment damping acts on the relative
+//! velocity along each segment.
+//!
+//! Collisions: each particle is a sphere of the cable's radius against the
+//! rigid bodies (pushed out along the contact normal, with friction, and the
+//! body receives the opposite impulse); segments of different cables — and
+//! non-neighbouring segments of one cable — are swept against each other
+//! with the thick-segment CCD of [`super::collision::ccd_thick`], and an
+//! impact stops the approach with an impulse split over the four particles
+//! by where along each segment the contact lies (divided by Σ wᵢ²/mᵢ).
+
+use super::math::Vec3;
+use serde::{Deserialize, Serialize};
+
+mod pairs;
+pub(crate) mod solver;
+
+pub use solver::CableStats;
+
+/// Collision radius (m) of a cable whose radius is smaller (threads).
+pub const MIN_THICKNESS: f64 = 1.0e-3;
+
+/// Most segments in one cable.
+pub const MAX_SEGMENTS: u32 = 100_000;
+
+/// A cable as a scene or the REST API describes it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CableSpec {
+    /// Set in snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    pub from: [f32; 3],
+    pub to: [f32; 3],
+    #[serde(default = "default_segments")]
+    pub segments: u32,
+    /// Thickness radius (m); 0 is a thread.
+    #[serde(default = "default_radius")]
+    pub radius: f32,
+    /// Total mass (kg), spread evenly over the particles.
+    #[serde(default = "default_mass")]
+    pub mass: f32,
+    /// Segment stiffness (N/m).
+    #[serde(default = "default_stiffness")]
+    pub stiffness: f32,
+    /// Segment damping (N·s/m) on the relative velocity along each segment.
+    #[serde(default)]
+    pub damping: f32,
+    /// Particle indices held in place.
+    #[serde(default)]
+    pub pinned: Vec<u32>,
+    #[serde(default)]
+    pub linear_velocity: [f32; 3],
+    #[serde(default)]
+    pub restitution: f32,
+    #[serde(default = "default_friction")]
+    pub friction: f32,
+    /// Set in snapshots: the particle positions (then `from`/`to` only give
+    /// the rest length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<Vec<[f32; 3]>>,
+}
+
+fn default_segments() -> u32 {
+    16
+}
+fn default_radius() -> f32 {
+    0.02
+}
+fn default_mass() -> f32 {
+    1.0
+}
+fn default_stiffness() -> f32 {
+    1.0e6
+}
+fn default_friction() -> f32 {
+    0.5
+}
+
+impl CableSpec {
+    pub fn new(from: [f32; 3], to: [f32; 3], segments: u32) -> Self {
+        Self {
+            id: None,
+            from,
+            to,
+            segments,
+            radius: default_radius(),
+            mass: default_mass(),
+            stiffness: default_stiffness(),
+            damping: 0.0,
+            pinned: Vec::new(),
+            linear_velocity: [0.0; 3],
+            restitution: 0.0,
+            friction: default_friction(),
+            points: None,
+        }
+    }
+
+    /// One-line error for anything out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite3 = |name: &str, v: [f32; 3], max: f32| {
+            if v.iter().all(|x| x.is_finite() && x.abs() <= max) {
+                Ok(())
+            } else {
+                Err(format!("{name} must be finite and within ±{max}"))
+            }
+        };
+        finite3("from", self.from, super::scene::MAX_COORD)?;
+        finite3("to", self.to, super::scene::MAX_COORD)?;
+        finite3(
+            "linear_velocity",
+            self.linear_velocity,
+            super::scene::MAX_SPEED,
+        )?;
+        if self.segments == 0 || self.segments > MAX_SEGMENTS {
+            return Err(format!("segments must be in [1, {MAX_SEGMENTS}]"));
+        }
+        let length = (Vec3::from_array(self.to) - Vec3::from_array(self.from)).length();
+        if length.is_nan() || length <= 1.0e-4 {
+            return Err("a cable needs from and to apart".into());
+        }
+        let pos = |name: &str, x: f32, max: f32| {
+            if x.is_finite() && x > 0.0 && x <= max {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} must be positive and at most {max}, got {x}"
+                ))
+            }
+        };
+        pos("mass", self.mass, 1.0e6)?;
+        pos("stiffness", self.stiffness, 1.0e12)?;
+        for (name, x, max) in [
+            ("radius", self.radius, 10.0),
+            ("damping", self.damping, 1.0e6),
+            ("restitution", self.restitution, 1.0),
+            ("friction", self.friction, 10.0),
+        ] {
+            if !(x.is_finite() && x >= 0.0 && x <= max) {
+                return Err(format!("{name} must be in [0, {max}], got {x}"));
+            }
+        }
+        if let Some(&p) = self.pinned.iter().find(|&&p| p > self.segments) {
+            return Err(format!(
+                "pinned particle {p} does not exist (0..={})",
+                self.segments
+            ));
+        }
+        if let Some(points) = &self.points {
+            if points.len() != self.segments as usize + 1 {
+                return Err("points must hold segments + 1 positions".into());
+            }
+            for p in points {
+                finite3("points", *p, super::scene::MAX_COORD)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A cable's state on the wire: `{"id", "points"}`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CableState {
+    pub id: u64,
+    pub points: Vec<[f32; 3]>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cable {
+    pub id: u64,
+    pub spec: CableSpec,
+    pub x: Vec<Vec3>,
+    pub v: Vec<Vec3>,
+    /// Inverse mass per particle; 0 for pinned ones.
+    pub w: Vec<f32>,
+    pub rest: f32,
+    pub particle_mass: f32,
+}
+
+impl Cable {
+    pub fn from_spec(spec: &CableSpec, id: u64) -> Result<Cable, String> {
+        spec.validate()?;
+        let n = spec.segments as usize;
+        let (a, b) = (Vec3::from_array(spec.from), Vec3::from_array(spec.to));
+        let x: Vec<Vec3> = match &spec.points {
+            Some(p) => p.iter().map(|q| Vec3::from_array(*q)).collect(),
+            None => (0..=n).map(|i| a.lerp(b, i as f32 / n as f32)).collect(),
+        };
+        let particle_mass = spec.mass / (n + 1) as f32;
+        let mut w = vec![1.0 / particle_mass; n + 1];
+        for &p in &spec.pinned {
+            w[p as usize] = 0.0;
+        }
+        let v0 = Vec3::from_array(spec.linear_velocity);
+        let v = w
+            .iter()
+            .map(|&wi| if wi > 0.0 { v0 } else { Vec3::ZERO })
+            .collect();
+        Ok(Cable {
+            id,
+            spec: spec.clone(),
+            x,
+            v,
+            w,
+            rest: (b - a).length() / n as f32,
+            particle_mass,
+        })
+    }
+
+    pub fn segments(&self) -> usize {
+        self.x.len() - 1
+    }
+
+    /// Current length along the particles.
+    pub fn length(&self) -> f32 {
+        self.x.windows(2).map(|p| (p[1] - p[0]).length()).sum()
+    }
+
+    pub fn state(&self) -> CableState {
+        CableState {
+            id: self.id,
+            points: self.x.iter().map(|p| p.to_array()).collect(),
+        }
+    }
+
+    pub fn to_spec(&self) -> CableSpec {
+        let mut s = self.spec.clone();
+        s.id = Some(self.id);
+        s.points = Some(self.x.iter().map(|p| p.to_array()).collect());
+        s
+    }
+
+    /// Kinetic plus gravitational potential energy (J), for tests.
+    pub fn energy(&self, gravity: Vec3) -> f32 {
+        self.x
+            .iter()
+            .zip(&self.v)
+            .zip(&self.w)
+            .filter(|(_, &w)| w > 0.0)
+            .map(|((x, v), _)| {
+                0.5 * self.particle_mass * v.length_squared() - self.particle_mass * gravity.dot(*x)
+            })
+            .sum()
+    }
+}
