@@ -77,28 +77,43 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(30);
-    println!("segments, ms/step (8 substeps, full CCD), pairs swept/step, impacts/step, subdivisions/step, within 16.7 ms");
+    println!("segments, ms/step (8 substeps x 4 passes, full CCD), segment pairs/step, contacts/step, body contacts/step, exact CCD queries/step, impacts/step, frozen/step, rebuilds+extensions/step, within 16.7 ms");
     for n in [1_000usize, 10_000, 50_000] {
         let mut w = heap(n);
         for _ in 0..30 {
             w.step();
         }
         let t = Instant::now();
-        let (mut pairs, mut impacts, mut subs) = (0, 0, 0);
+        let mut sum = [0u64; 7];
+        let mut phases = [0.0f64; 4];
         for _ in 0..steps {
             w.step();
-            pairs += w.cable_stats.0;
-            impacts += w.cable_stats.1;
-            subs += w.cable_stats.2;
+            let s = w.cable_stats;
+            for (acc, x) in
+                phases
+                    .iter_mut()
+                    .zip([s.ms_pairs, s.ms_bodies, s.ms_solve, s.ms_verify])
+            {
+                *acc += x / steps as f64;
+            }
+            for (acc, x) in sum.iter_mut().zip([
+                s.pairs,
+                s.contacts,
+                s.body_contacts,
+                s.ccd_queries,
+                s.impacts,
+                s.frozen,
+                s.rebuilds + s.extensions,
+            ]) {
+                *acc += x;
+            }
         }
         let ms = t.elapsed().as_secs_f64() * 1000.0 / steps as f64;
-        let k = steps as u64;
+        let per: Vec<String> = sum.iter().map(|x| (x / steps as u64).to_string()).collect();
+        println!("{n}, {ms:.2}, {}, {}", per.join(", "), ms <= 16.7);
         println!(
-            "{n}, {ms:.2}, {}, {}, {}, {}",
-            pairs / k,
-            impacts / k,
-            subs / k,
-            ms <= 16.7
+            "  phases (ms/step): pairs {:.2}, body contacts {:.2}, solve {:.2}, verify {:.2}",
+            phases[0], phases[1], phases[2], phases[3]
         );
     }
     // Naive baseline: 500 edges (10 cables of 50), one substep's sweep of

@@ -82,7 +82,11 @@ fn closest(a0: Vec3, a1: Vec3, b0: Vec3, b1: Vec3) -> (Vec3, Vec3) {
 
 #[test]
 fn two_cables_swung_through_each_other_at_50_mps_never_cross() {
-    let mut w = world(Vec3::ZERO);
+    let mut w = World::new(WorldSettings {
+        gravity: Vec3::ZERO,
+        cable_audit: true,
+        ..Default::default()
+    });
     // A pinned along X at y = 0; B along Z at y = 1 flying down at 50 m/s.
     let mut a = CableSpec::new([-2.0, 0.0, 0.0], [2.0, 0.0, 0.0], 20);
     a.pinned = vec![0, 20];
@@ -107,6 +111,10 @@ fn two_cables_swung_through_each_other_at_50_mps_never_cross() {
     for step in 0..120 {
         w.step();
         impacts += w.cable_stats.contacts + w.cable_stats.impacts;
+        assert_eq!(
+            w.cable_stats.audit_crossings, 0,
+            "step {step}: centre lines touched"
+        );
         let (ca, cb) = (w.cable(ia).unwrap(), w.cable(ib).unwrap());
         for (k, &(i, j)) in pairs.iter().enumerate() {
             let v = volume(ca.x[i], ca.x[i + 1], cb.x[j], cb.x[j + 1]);

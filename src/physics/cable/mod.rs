@@ -1,5 +1,5 @@
 //! Cables: chains of particles joined by stiff segments, colliding with
-//! bodies and — continuously — with each other.
+//! bodies and with each other (and themselves) without ever crossing.
 //!
 //! # Integrator: XPBD distance constraints, substepped (why)
 //!
@@ -8,18 +8,59 @@
 //! a game tick. Extended position-based dynamics solves each segment as a
 //! compliant distance constraint (compliance = 1 / stiffness) directly on
 //! positions: it is unconditionally stable, its stiffness does not depend on
-//! the iteration count, and with a few substeps per tick a heavy chain stays
-//! within a fraction of a percent of its rest length. Velocities are the
-//! position change of each substep; segment damping acts on the relative
-//! velocity along each segment.
+//! the iteration count, and with 8 substeps × 4 passes per tick a heavy chain
+//! stays within a fraction of a percent of its rest length. Velocities are
+//! the position change of each substep; segment damping acts (implicitly) on
+//! the relative velocity along each segment.
 //!
-//! Collisions: each particle is a sphere of the cable's radius against the
-//! rigid bodies (pushed out along the contact normal, with friction, and the
-//! body receives the opposite impulse); segments of different cables — and
-//! non-neighbouring segments of one cable — are swept against each other
-//! with the thick-segment CCD of [`super::collision::ccd_thick`], and an
-//! impact stops the approach with an impulse split over the four particles
-//! by where along each segment the contact lies (divided by Σ wᵢ²/mᵢ).
+//! # One step ([`solver::CableSystem`], driven by `world/cables.rs`)
+//!
+//! All cables of a world are one particle system on flat arrays.
+//!
+//! 1. **Reach and pairs, once per step.** Each particle gets a reach: how far
+//!    it can move this step (speed × dt plus the fall under gravity, × 1.25,
+//!    plus 1 cm). Segment boxes grown by reach and radius go into a hashed
+//!    grid ([`pairs`]); overlapping boxes whose segments are close enough to
+//!    meet within their reaches become pairs (neighbours on a cable, which
+//!    share a particle, never do). Each pair starts with its closest points:
+//!    the contact coordinates `s`, `u` and the unit direction `n` from A to
+//!    B, which is a *separating plane* of the two segments.
+//! 2. **Body contacts, once per step.** Each segment whose box reaches a body
+//!    is a capsule against it (the world's manifold routine, speculative out
+//!    to the reach): its nearest points become constraints at their `s`
+//!    along the segment, and each end that can reach the body by itself gets
+//!    a sphere contact too.
+//! 3. **Substeps** (8 by default): predict, then 4 passes over segments,
+//!    body contacts and those pairs within 5 mm (+ half their thickness) of
+//!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction
+//!    split over the four particles by barycentric weight divided by
+//!    Σ wᵢ²/mᵢ, with Coulomb friction; the body side gets the opposite
+//!    momentum. A particle that ends a substep outside its reach extends it
+//!    and its segments are searched for new pairs (many at once: all pairs
+//!    are rebuilt).
+//! 4. **Verification, every substep: the no-crossing guarantee.** For
+//!    linear motion the gap along a fixed direction,
+//!    `min n·bⱼ(t) − max n·aᵢ(t)`, is concave in `t`, so a plane that
+//!    separates the segments at the substep's start and at its end separates
+//!    them throughout. Each pair's plane is checked at the end (4 dot
+//!    products, with a 10 µm least gap); a pair that fails tries the plane
+//!    of its closest points at the start, then the exact edge–edge CCD of
+//!    [`super::collision::ccd_cubic`] (no false negatives). If the centre
+//!    lines would touch, the thick-segment CCD of
+//!    [`super::collision::ccd_thick`] finds the time of impact and an
+//!    impulse `−(1 + e)·vₙ / Σ wᵢ²/mᵢ`, split by where the contact lies on
+//!    each segment, stops the approach; a pair that still fails after two
+//!    such responses has its four particles held where the substep began (a
+//!    state already proven), and the pairs around them are checked again.
+//!    Pairs outside the list cannot meet while particles stay within their
+//!    reach, which step 3 maintains. `WorldSettings::cable_audit` checks all
+//!    of this by brute force in tests.
+//! 5. Velocities, damping and restitution (contacts approached faster than
+//!    1 m/s leave at `e` times that speed).
+//!
+//! Threads (radius 0) collide with a 1 mm thickness ([`MIN_THICKNESS`]):
+//! the crossing guarantee needs no thickness, but contacts at zero distance
+//! would leave every touching pair to the fail-safe.
 
 use super::math::Vec3;
 use serde::{Deserialize, Serialize};

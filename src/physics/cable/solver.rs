@@ -16,6 +16,13 @@ const REACH_MARGIN: f32 = 0.01;
 const REACH_FACTOR: f32 = 1.25;
 /// Approach speed (m/s) below which contacts do not bounce (as for bodies).
 const RESTITUTION_THRESHOLD: f32 = 1.0;
+/// Pairs farther than this (m, plus half their thickness) from touching
+/// after a substep's prediction are not solved in it.
+const ACTIVE_SLACK: f32 = 0.005;
+/// The least gap (m) a pair's plane must leave between the segments'
+/// centre lines for its proof to count: far above the rounding of the
+/// plane's f32 normal, far below any cable's 2 mm collision thickness.
+const MIN_GAP: f64 = 1.0e-5;
 /// Impulse responses per pair and substep before its particles are frozen.
 const MAX_RESPONSES: u8 = 2;
 
@@ -39,12 +46,22 @@ pub struct CableStats {
     pub subdivisions: u64,
     /// Particles held at their substep start by the fail-safe.
     pub frozen: u64,
-    /// Pair rebuilds inside a step (a particle outran its reach).
+    /// Full pair rebuilds inside a step (many particles outran their reach).
     pub rebuilds: u64,
+    /// Particles that outran their reach and had it extended (with a local
+    /// search for new pairs).
+    pub extensions: u64,
     /// With `WorldSettings::cable_audit`: segment pairs (any two, by brute
     /// force) whose centre lines the exact CCD finds touching during a
     /// substep (a crossing needs that). Zero is the guarantee.
     pub audit_crossings: u64,
+    /// Wall-clock time (ms) of the step's phases: pairs (grid, distance
+    /// filter, certificates; rebuilds included), body contacts, the
+    /// substeps' solve passes, and the no-crossing verification.
+    pub ms_pairs: f64,
+    pub ms_bodies: f64,
+    pub ms_solve: f64,
+    pub ms_verify: f64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +193,8 @@ pub(crate) struct CableSystem {
     end_only: Vec<bool>,
     queue: Vec<u32>,
     queued: Vec<bool>,
+    /// Pairs near enough after prediction to be solved this substep.
+    active: Vec<u32>,
     candidates: Vec<(u32, u32)>,
     boxes: Vec<(Vec3, Vec3)>,
     grid: Grid,
@@ -287,6 +306,7 @@ impl CableSystem {
         time: f32,
         g: Vec3,
     ) {
+        let clock = std::time::Instant::now();
         let n = self.x.len();
         let center: Vec<Vec3> = if pos_is_prev {
             self.prev.clone()
@@ -320,46 +340,59 @@ impl CableSystem {
         self.pairs.clear();
         for k in 0..self.candidates.len() {
             let (a, b) = self.candidates[k];
-            let (pa, pb) = (
-                self.segs[a as usize].p as usize,
-                self.segs[b as usize].p as usize,
-            );
-            let c = &self.center;
-            let sc =
-                closest_points_segment_segment(d3(c[pa]), d3(c[pa + 1]), d3(c[pb]), d3(c[pb + 1]));
-            let (ra, rb) = (self.radius(a as usize), self.radius(b as usize));
-            let reach = self.seg_reach(a as usize) + self.seg_reach(b as usize);
-            let d = sc.distance_squared.sqrt() as f32;
-            if d > ra + rb + reach {
-                continue; // cannot come within touching distance this step
-            }
-            let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
-            // Segments a few links apart on one cable may come closer than
-            // the thickness where the cable bends: only crossing is
-            // prevented between them.
-            let links = sa.p.abs_diff(sb.p) as f32 - 1.0;
-            let thickness = if sa.cable == sb.cable && links * sa.rest < ra + rb {
-                0.0
-            } else {
-                ra + rb
-            };
-            let (pra, prb) = (
-                &self.props[sa.cable as usize],
-                &self.props[sb.cable as usize],
-            );
-            self.pairs.push(Pair {
-                a,
-                b,
-                n: separating_normal(&sc, [c[pa], c[pa + 1], c[pb], c[pb + 1]]),
-                s: sc.s as f32,
-                u: sc.t as f32,
-                thickness,
-                mu: (pra.friction * prb.friction).sqrt(),
-                e: pra.restitution.max(prb.restitution),
-                lambda: 0.0,
-            });
+            self.add_pair(a, b, false);
         }
-        // Pairs of each segment.
+        self.index_pairs();
+        self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Adds segments `a < b` as a pair, with the separating plane and
+    /// contact coordinates of their closest points in `center` (or in
+    /// `prev`, for pairs added during a substep), unless they are too far
+    /// apart to meet while every particle stays within its reach.
+    fn add_pair(&mut self, a: u32, b: u32, at_prev: bool) {
+        let (pa, pb) = (
+            self.segs[a as usize].p as usize,
+            self.segs[b as usize].p as usize,
+        );
+        let c = if at_prev { &self.prev } else { &self.center };
+        let e = [c[pa], c[pa + 1], c[pb], c[pb + 1]];
+        let sc = closest_points_segment_segment(d3(e[0]), d3(e[1]), d3(e[2]), d3(e[3]));
+        let (ra, rb) = (self.radius(a as usize), self.radius(b as usize));
+        let reach = self.seg_reach(a as usize) + self.seg_reach(b as usize);
+        let d = sc.distance_squared.sqrt() as f32;
+        if !at_prev && d > ra + rb + reach {
+            return; // cannot come within touching distance this step
+        }
+        let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
+        // Segments a few links apart on one cable may come closer than the
+        // thickness where the cable bends: only crossing is prevented
+        // between them.
+        let links = sa.p.abs_diff(sb.p) as f32 - 1.0;
+        let thickness = if sa.cable == sb.cable && links * sa.rest < ra + rb {
+            0.0
+        } else {
+            ra + rb
+        };
+        let (pra, prb) = (
+            &self.props[sa.cable as usize],
+            &self.props[sb.cable as usize],
+        );
+        self.pairs.push(Pair {
+            a,
+            b,
+            n: separating_normal(&sc, e),
+            s: sc.s as f32,
+            u: sc.t as f32,
+            thickness,
+            mu: (pra.friction * prb.friction).sqrt(),
+            e: pra.restitution.max(prb.restitution),
+            lambda: 0.0,
+        });
+    }
+
+    /// The pairs of each segment, and per-pair scratch sized.
+    fn index_pairs(&mut self) {
         self.seg_pair_start.clear();
         self.seg_pair_start.resize(self.segs.len() + 1, 0);
         for p in &self.pairs {
@@ -385,6 +418,74 @@ impl CableSystem {
         self.stats.pairs = self.stats.pairs.max(self.pairs.len() as u64);
     }
 
+    /// Particles that left their reach in this substep get a reach that
+    /// covers the rest of the step from where the substep began (centre
+    /// unchanged), and their segments are tested against every segment's
+    /// box for new pairs; with many such particles, everything is rebuilt
+    /// from the substep's start instead. Returns the segments that changed
+    /// (their body contacts are to be regenerated), or `None` after a full
+    /// rebuild.
+    pub(crate) fn extend(&mut self, h: f32, time_left: f32, g: Vec3) -> Option<Vec<u32>> {
+        let clock = std::time::Instant::now();
+        let outran: Vec<usize> = (0..self.x.len())
+            .filter(|&i| {
+                (self.x[i] - self.center[i]).length_squared() > self.reach[i] * self.reach[i]
+            })
+            .collect();
+        if outran.len() > 64.max(self.x.len() / 64) {
+            self.stats.rebuilds += 1;
+            self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, time_left, g);
+            return None;
+        }
+        self.stats.extensions += outran.len() as u64;
+        let drop = g.length() * time_left * time_left;
+        for &i in &outran {
+            let v = (self.x[i] - self.prev[i]) / h;
+            self.reach[i] = (self.prev[i] - self.center[i]).length()
+                + (v.length() * time_left + drop) * REACH_FACTOR
+                + REACH_MARGIN;
+        }
+        let mut grown: Vec<u32> = outran
+            .iter()
+            .flat_map(|&i| self.part_segs[i])
+            .filter(|&s| s != u32::MAX)
+            .collect();
+        grown.sort_unstable();
+        grown.dedup();
+        for &s in &grown {
+            self.boxes[s as usize] = self.seg_box(s as usize);
+        }
+        let before = self.pairs.len();
+        for &s in &grown {
+            let bs = self.boxes[s as usize];
+            for t in 0..self.segs.len() as u32 {
+                let bt = &self.boxes[t as usize];
+                if t == s
+                    || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
+                    || !(bs.0.cmple(bt.1).all() && bt.0.cmple(bs.1).all())
+                    // A pair of two grown segments is found from the lower.
+                    || (t < s && grown.binary_search(&t).is_ok())
+                {
+                    continue;
+                }
+                let (a, b) = (s.min(t), s.max(t));
+                let known = (self.seg_pair_start[s as usize]..self.seg_pair_start[s as usize + 1])
+                    .any(|m| {
+                        let q = &self.pairs[self.pair_index[m as usize] as usize];
+                        q.a == a && q.b == b
+                    });
+                if !known {
+                    self.add_pair(a, b, true);
+                }
+            }
+        }
+        if self.pairs.len() != before {
+            self.index_pairs();
+        }
+        self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
+        Some(grown)
+    }
+
     /// Start of a step of `dt`: reaches from the current velocities, pairs.
     pub(crate) fn begin(&mut self, dt: f32, g: Vec3) {
         self.build(false, |s, i| s.v[i], dt, g);
@@ -392,9 +493,10 @@ impl CableSystem {
 
     /// First half of a substep: prediction, then `iterations` passes over
     /// segments, body contacts and segment contacts. Returns true when a
-    /// particle left its reach (the caller then calls [`Self::rebuild`] and
+    /// particle left its reach (the caller then calls [`Self::extend`] and
     /// regenerates the body contacts before [`Self::finish_substep`]).
     pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32, flip: bool) -> bool {
+        let clock = std::time::Instant::now();
         self.prev.copy_from_slice(&self.x);
         self.v_start.copy_from_slice(&self.v);
         for i in 0..self.x.len() {
@@ -405,12 +507,29 @@ impl CableSystem {
         }
         self.seg_lambda.iter_mut().for_each(|l| *l = 0.0);
         self.pairs.iter_mut().for_each(|p| p.lambda = 0.0);
+        // Contacts to solve: pairs within a slack of touching once
+        // predicted (the passes move particles by corrections only; one
+        // that closes in later is solved next substep, and crossing is ruled
+        // out by the verification whatever the solve does).
+        self.active.clear();
+        for k in 0..self.pairs.len() {
+            let p = &self.pairs[k];
+            if p.thickness <= 0.0 {
+                continue;
+            }
+            let pts = self.pair_points(p);
+            let c = p.n.dot(Self::pair_gap(&pts, &self.x)) - p.thickness;
+            if c < ACTIVE_SLACK + 0.5 * p.thickness {
+                self.active.push(k as u32);
+            }
+        }
         self.body_contacts.iter_mut().for_each(|c| c.lambda = 0.0);
         for it in 0..iterations {
             self.solve_segments(h, flip ^ (it % 2 == 1));
             self.solve_body_contacts(h);
             self.solve_pairs();
         }
+        self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
         self.x
             .iter()
             .zip(&self.center)
@@ -418,17 +537,12 @@ impl CableSystem {
             .any(|((x, c), r)| (*x - *c).length_squared() > r * r)
     }
 
-    /// Rebuilds the pairs from the substep's start for `time_left` seconds
-    /// (this substep included), with the velocities this substep shows.
-    pub(crate) fn rebuild(&mut self, h: f32, time_left: f32, g: Vec3) {
-        self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, time_left, g);
-        self.stats.rebuilds += 1;
-    }
-
     /// Second half of a substep: every pair proven not to cross (or
     /// stopped), then velocities, damping and restitution.
     pub(crate) fn finish_substep(&mut self, h: f32, audit: bool) {
+        let clock = std::time::Instant::now();
         self.verify(h);
+        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
         if audit {
             self.audit();
         }
@@ -445,7 +559,10 @@ impl CableSystem {
         self.stats.contacts += self.pairs.iter().filter(|p| p.lambda > 0.0).count() as u64;
     }
 
-    /// XPBD distance constraints, one pass.
+    /// XPBD distance constraints, one pass, in chain order (forwards or
+    /// backwards): a sweep along the chain carries a correction from one
+    /// end to the other, which an even/odd ordering does not (it left a
+    /// hanging cable 1.05% long).
     fn solve_segments(&mut self, h: f32, reverse: bool) {
         let n = self.segs.len();
         let inv_h2 = 1.0 / (h * h);
@@ -524,11 +641,9 @@ impl CableSystem {
     /// Segment–segment contacts: keep `n·(B(u) − A(s)) ≥ thickness`, with
     /// Coulomb friction on the substep's sliding of the contact points.
     fn solve_pairs(&mut self) {
-        for k in 0..self.pairs.len() {
+        for m in 0..self.active.len() {
+            let k = self.active[m] as usize;
             let p = self.pairs[k];
-            if p.thickness <= 0.0 {
-                continue;
-            }
             let pts = self.pair_points(&p);
             let gap = Self::pair_gap(&pts, &self.x);
             let c = p.n.dot(gap) - p.thickness;
@@ -678,7 +793,7 @@ impl CableSystem {
     /// the substep (it did at the start).
     #[inline]
     fn separated_at_end(&self, p: &Pair) -> bool {
-        separation(d3(p.n), &self.endpoints(p, &self.x)) >= 0.0
+        separation(d3(p.n), &self.endpoints(p, &self.x)) >= MIN_GAP
     }
 
     /// Every pair is either proven not to have crossed during the substep,
@@ -713,14 +828,22 @@ impl CableSystem {
             let sc = closest_points_segment_segment(start[0], start[1], start[2], start[3]);
             let n0 = separating_normal(&sc, start.map(|q| q.as_vec3()));
             self.refresh(k, n0, &sc);
-            if sc.distance_squared > 0.0 && separation(d3(n0), &end) >= 0.0 {
+            if sc.distance_squared > 0.0 && separation(d3(n0), &end) >= MIN_GAP {
+                continue;
+            }
+            let pts = self.pair_points(&self.pairs[k]);
+            if pts
+                .iter()
+                .all(|&(i, _, _)| self.frozen[i] || self.w[i] == 0.0)
+            {
+                // Nothing of it moves: it stays as the substep found it.
                 continue;
             }
             // 2. The exact edge–edge CCD (no false negatives).
             self.stats.ccd_queries += 1;
             if EdgeEdgeQuery::new(start, end).toi().is_none() {
                 let sc1 = closest_points_segment_segment(end[0], end[1], end[2], end[3]);
-                if sc1.distance_squared > 0.0 {
+                if sc1.distance_squared >= MIN_GAP * MIN_GAP {
                     let n1 = separating_normal(&sc1, end.map(|q| q.as_vec3()));
                     // Valid at the end, which is where the next substep starts.
                     self.refresh(k, n1, &sc1);
@@ -731,7 +854,6 @@ impl CableSystem {
             // 3. They would cross (or end touching): an impulse at the
             //    thick-segment time of impact, a few times; then the
             //    fail-safe holds the four particles where the substep began.
-            let pts = self.pair_points(&self.pairs[k]);
             let responded = self.responses[k] < MAX_RESPONSES && self.respond(k, &start, h);
             if responded {
                 self.responses[k] += 1;

@@ -22,15 +22,13 @@ impl World {
         let g = self.settings.gravity;
         sys.load(&self.cables);
         sys.begin(dt, g);
-        self.cable_body_contacts(&mut sys);
+        self.cable_body_contacts(&mut sys, None);
         for sub in 0..n {
             if sys.solve_substep(h, g, self.settings.cable_iterations, sub % 2 == 1) {
                 // A particle outran its reach: pairs and body contacts anew
                 // from this substep's start, for the rest of the step.
-                sys.rebuild(h, (n - sub) as f32 * h, g);
-                let kept = std::mem::take(&mut sys.body_contacts);
-                self.cable_body_contacts(&mut sys);
-                sys.body_contacts.splice(0..0, kept);
+                let grown = sys.extend(h, (n - sub) as f32 * h, g);
+                self.cable_body_contacts(&mut sys, grown.as_deref());
             }
             sys.finish_substep(h, self.settings.cable_audit);
         }
@@ -52,7 +50,10 @@ impl World {
     /// Contact points between segments (capsules of the cable's radius at
     /// the pairs' centre positions) and the bodies their boxes reach, with
     /// speculative points as far out as the segment can move this step.
-    fn cable_body_contacts(&self, sys: &mut CableSystem) {
+    /// `segments`: only these (their new contacts are added to the kept
+    /// ones); `None`: all.
+    fn cable_body_contacts(&self, sys: &mut CableSystem, segments: Option<&[u32]>) {
+        let clock = std::time::Instant::now();
         let bodies: Vec<(u32, Option<Aabb>)> = self
             .bodies
             .iter()
@@ -64,7 +65,16 @@ impl World {
         if bodies.is_empty() {
             return;
         }
-        for seg in 0..sys.segs.len() {
+        let all: Vec<u32>;
+        let segments = match segments {
+            Some(s) => s,
+            None => {
+                all = (0..sys.segs.len() as u32).collect();
+                &all
+            }
+        };
+        for &seg in segments {
+            let seg = seg as usize;
             let p = sys.segs[seg].p as usize;
             if sys.w[p] == 0.0 && sys.w[p + 1] == 0.0 {
                 continue;
@@ -140,5 +150,6 @@ impl World {
             }
         }
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
+        sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
     }
 }
