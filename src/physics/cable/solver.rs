@@ -655,15 +655,8 @@ impl CableSystem {
                 continue;
             }
             let slide = gap - Self::pair_gap(&pts, &self.prev);
-            let tangential = slide - p.n * slide.dot(p.n);
-            let limit = p.mu * -c;
-            let t_len = tangential.length();
-            let friction = if t_len <= limit {
-                tangential
-            } else {
-                tangential * (limit / t_len)
-            };
-            self.pair_push(&pts, p.n * -c - friction, denom);
+            let correction = contact_correction(p.n, -c, slide, p.mu);
+            self.pair_push(&pts, correction, denom);
             self.pairs[k].lambda += -c;
         }
     }
@@ -688,15 +681,7 @@ impl CableSystem {
                 continue;
             }
             let slide = xs - (self.prev[i0] * f0 + self.prev[i1] * f1);
-            let tangential = slide - bc.n * slide.dot(bc.n);
-            let limit = bc.mu * -c;
-            let t_len = tangential.length();
-            let friction = if t_len <= limit {
-                tangential
-            } else {
-                tangential * (limit / t_len)
-            };
-            let corr = bc.n * -c - friction;
+            let corr = contact_correction(bc.n, -c, slide, bc.mu);
             self.x[i0] += corr * (a0 / denom);
             self.x[i1] += corr * (a1 / denom);
             let c_ref = &mut self.body_contacts[k];
@@ -1004,6 +989,22 @@ impl CableSystem {
         }
         true
     }
+}
+
+/// The correction of a contact point that is `depth` deep along `n`: out
+/// by the depth, and back against this substep's sliding `slide` as far as
+/// Coulomb's cone allows (μ times the depth).
+#[inline]
+fn contact_correction(n: Vec3, depth: f32, slide: Vec3, mu: f32) -> Vec3 {
+    let tangential = slide - n * slide.dot(n);
+    let limit = mu * depth;
+    let t_len = tangential.length();
+    let friction = if t_len <= limit {
+        tangential
+    } else {
+        tangential * (limit / t_len)
+    };
+    n * depth - friction
 }
 
 /// `min over B's endpoints of n·b − max over A's endpoints of n·a`: ≥ 0
