@@ -308,12 +308,11 @@ impl CableSystem {
     ) {
         let clock = std::time::Instant::now();
         let n = self.x.len();
-        let center: Vec<Vec3> = if pos_is_prev {
-            self.prev.clone()
-        } else {
-            self.x.clone()
-        };
-        self.center = center;
+        self.center.clear();
+        self.center
+            .extend_from_slice(if pos_is_prev { &self.prev } else { &self.x });
+        // Pair indices change: nothing from the old list stays active.
+        self.active.clear();
         let drop = g.length() * time * time;
         self.reach = (0..n)
             .map(|i| {
@@ -506,7 +505,10 @@ impl CableSystem {
             }
         }
         self.seg_lambda.iter_mut().for_each(|l| *l = 0.0);
-        self.pairs.iter_mut().for_each(|p| p.lambda = 0.0);
+        // Only the last substep's active pairs can hold a correction.
+        for &k in &self.active {
+            self.pairs[k as usize].lambda = 0.0;
+        }
         // Contacts to solve: pairs within a slack of touching once
         // predicted (the passes move particles by corrections only; one
         // that closes in later is solved next substep, and crossing is ruled
@@ -556,7 +558,11 @@ impl CableSystem {
         }
         self.damp(h);
         self.apply_restitution();
-        self.stats.contacts += self.pairs.iter().filter(|p| p.lambda > 0.0).count() as u64;
+        self.stats.contacts += self
+            .active
+            .iter()
+            .filter(|&&k| self.pairs[k as usize].lambda > 0.0)
+            .count() as u64;
     }
 
     /// XPBD distance constraints, one pass, in chain order (forwards or
@@ -717,8 +723,9 @@ impl CableSystem {
     /// the threshold leave at `e` times the approach speed: an impulse
     /// divided by Σ wᵢ²/mᵢ, split by the barycentric weights.
     fn apply_restitution(&mut self) {
-        for k in 0..self.pairs.len() {
-            let p = self.pairs[k];
+        // Only pairs solved this substep can have pushed.
+        for m in 0..self.active.len() {
+            let p = self.pairs[self.active[m] as usize];
             if p.lambda <= 0.0 || p.e <= 0.0 {
                 continue;
             }
@@ -936,7 +943,7 @@ impl CableSystem {
         self.stats.subdivisions += res.subdivisions as u64;
         let Some(toi) = res.toi else { return false };
         let t = toi as f32;
-        let at: Vec<DVec3> = (0..4).map(|i| start[i].lerp(end[i], toi)).collect();
+        let at: [DVec3; 4] = std::array::from_fn(|i| start[i].lerp(end[i], toi));
         let sc = closest_points_segment_segment(at[0], at[1], at[2], at[3]);
         let (s, u) = (sc.s as f32, sc.t as f32);
         let gap = (sc.point_b - sc.point_a).as_vec3();
@@ -946,16 +953,7 @@ impl CableSystem {
         } else {
             p.n
         };
-        let (pa, pb) = (
-            self.segs[p.a as usize].p as usize,
-            self.segs[p.b as usize].p as usize,
-        );
-        let pts = [
-            (pa, 1.0 - s, -1.0f32),
-            (pa + 1, s, -1.0),
-            (pb, 1.0 - u, 1.0),
-            (pb + 1, u, 1.0),
-        ];
+        let pts = self.pair_points(&Pair { s, u, ..p });
         let denom = self.pair_denominator(&pts);
         if denom <= 0.0 {
             return false;
