@@ -3,7 +3,8 @@
 //! all-pairs baseline (every segment pair swept every substep) for 500.
 //!
 //! `cargo bench --bench cables` (ARBITER_BENCH_STEPS, default 30 measured
-//! steps after 30 steps of falling).
+//! steps after 30 steps of falling; ARBITER_BENCH_SIZES, default
+//! `1000,10000,50000`).
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
@@ -78,7 +79,11 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(30);
     println!("segments, ms/step (8 substeps x 4 passes, full CCD), segment pairs/step, contacts/step, body contacts/step, exact CCD queries/step, impacts/step, frozen/step, rebuilds+extensions/step, within 16.7 ms");
-    for n in [1_000usize, 10_000, 50_000] {
+    let sizes: Vec<usize> = std::env::var("ARBITER_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 50_000]);
+    for n in sizes {
         let mut w = heap(n);
         for _ in 0..30 {
             w.step();

@@ -115,6 +115,7 @@ fn two_cables_swung_through_each_other_at_50_mps_never_cross() {
             w.cable_stats.audit_crossings, 0,
             "step {step}: centre lines touched"
         );
+        assert_eq!(w.cable_stats.audit_missed, 0, "step {step}: a pair missed");
         let (ca, cb) = (w.cable(ia).unwrap(), w.cable(ib).unwrap());
         for (k, &(i, j)) in pairs.iter().enumerate() {
             let v = volume(ca.x[i], ca.x[i + 1], cb.x[j], cb.x[j + 1]);
@@ -239,6 +240,7 @@ fn threads_crossing_at_20_mps_do_not_pass() {
     for step in 0..120 {
         w.step();
         assert_eq!(w.cable_stats.audit_crossings, 0, "crossed at step {step}");
+        assert_eq!(w.cable_stats.audit_missed, 0, "step {step}: a pair missed");
         met += w.cable_stats.contacts + w.cable_stats.impacts;
         let (ca, cb) = (w.cable(ia).unwrap(), w.cable(ib).unwrap());
         // B hangs on A until A, pinned at both ends, throws it back up.
@@ -289,6 +291,7 @@ fn a_heap_of_cables_and_a_collapsing_coil_never_cross_anywhere() {
         w.step();
         let s = w.cable_stats;
         assert_eq!(s.audit_crossings, 0, "step {step}: centre lines touched");
+        assert_eq!(s.audit_missed, 0, "step {step}: a pair missed");
         met += s.contacts + s.impacts;
         for c in w.cables() {
             assert!(c.x.iter().all(|p| p.is_finite()), "NaN at step {step}");

@@ -1,14 +1,20 @@
-//! Broad phase over cable segments: a hashed uniform grid, filled by a
-//! counting sort, so finding the overlapping boxes of N segments costs
-//! O(N + close pairs) with no per-cell allocation.
+//! Broad phase over cable segments: a uniform grid, filled by a counting
+//! sort, so finding the overlapping boxes of N segments costs O(N + close
+//! pairs) with no per-cell allocation. The cells are a dense array over the
+//! boxes' bounds when that is small (neighbouring cells then sit side by
+//! side in memory), and hashed into a table otherwise (boxes spread far
+//! apart).
 //!
 //! Each box is entered in every cell it covers. Two boxes that overlap share
 //! the cell holding the lower corner of their intersection (the
 //! componentwise maximum of their lower corners), and the pair is reported
 //! from that cell only, so every pair comes out once without a dedup pass.
-//! Boxes covering more than [`MAX_CELLS_PER_AXIS`] cells along an axis (a
-//! very long or very fast segment) stay out of the grid and are tested
-//! against every box; they are rare, and the result stays exact.
+//! Pairs come out grouped by their first box, in index order (the solver
+//! then walks memory in order). Boxes covering more than
+//! [`MAX_CELLS_PER_AXIS`] cells along an axis (a very long or very fast
+//! segment) stay out of the grid and are tested against every box; they are
+//! rare, and the result stays exact. The grid is kept after a build so that
+//! a box can be queried against it ([`Grid::query`]).
 
 use super::super::math::Vec3;
 
@@ -21,13 +27,33 @@ struct Entry {
     item: u32,
 }
 
-/// Memory kept between calls.
+/// Memory kept between calls, and the last build.
 #[derive(Default, Debug, Clone)]
 pub(crate) struct Grid {
+    /// Start of each bucket in `sorted` (one more than the buckets).
     counts: Vec<u32>,
     sorted: Vec<Entry>,
     staged: Vec<(u32, Entry)>,
+    /// Boxes kept out of the grid, ascending.
     big: Vec<u32>,
+    is_big: Vec<bool>,
+    items: usize,
+    inv: f32,
+    table: Table,
+}
+
+/// Where a cell's entries are: a dense box of cells, or a hash table.
+#[derive(Default, Debug, Clone, Copy)]
+enum Table {
+    Dense {
+        origin: [i32; 3],
+        dims: [i32; 3],
+    },
+    #[default]
+    Empty,
+    Hashed {
+        mask: u32,
+    },
 }
 
 impl std::fmt::Debug for Entry {
@@ -44,53 +70,88 @@ fn hash(c: [i32; 3]) -> u32 {
 }
 
 #[inline]
-fn overlap(a: &(Vec3, Vec3), b: &(Vec3, Vec3)) -> bool {
+pub(crate) fn overlap(a: &(Vec3, Vec3), b: &(Vec3, Vec3)) -> bool {
     a.0.cmple(b.1).all() && b.0.cmple(a.1).all()
 }
 
+/// `floor` without a libm call (coordinates are clamped to ±1e9 first).
+#[inline]
+fn floor_i32(x: f32) -> i32 {
+    let x = x.clamp(-1.0e9, 1.0e9);
+    let i = x as i32;
+    if (i as f32) > x {
+        i - 1
+    } else {
+        i
+    }
+}
+
 impl Grid {
-    /// Appends to `out` every pair `(i, j)`, `i < j`, of boxes that overlap
-    /// (closed boxes) and for which `skip(i, j)` is false. The order is a
-    /// function of the input alone (deterministic).
-    pub(crate) fn pairs(
-        &mut self,
-        boxes: &[(Vec3, Vec3)],
-        skip: impl Fn(u32, u32) -> bool,
-        out: &mut Vec<(u32, u32)>,
-    ) {
-        if boxes.len() < 2 {
-            return;
+    #[inline]
+    fn to_cell(&self, p: Vec3) -> [i32; 3] {
+        let c = p * self.inv;
+        [floor_i32(c.x), floor_i32(c.y), floor_i32(c.z)]
+    }
+
+    /// The slot of a cell (`None`: a cell outside a dense table's bounds,
+    /// which holds nothing).
+    #[inline]
+    fn slot(&self, cell: [i32; 3]) -> Option<usize> {
+        match self.table {
+            Table::Dense { origin, dims } => {
+                let r = [0, 1, 2].map(|k| cell[k] as i64 - origin[k] as i64);
+                if (0..3).any(|k| r[k] < 0 || r[k] >= dims[k] as i64) {
+                    return None;
+                }
+                Some((r[0] + dims[0] as i64 * (r[1] + dims[1] as i64 * r[2])) as usize)
+            }
+            Table::Hashed { mask } => Some((hash(cell) & mask) as usize),
+            Table::Empty => None,
         }
-        // Cell size: the mean box extent, so that a box covers a few cells.
+    }
+
+    #[inline]
+    fn bucket(&self, cell: [i32; 3]) -> &[Entry] {
+        match self.slot(cell) {
+            Some(k) => &self.sorted[self.counts[k] as usize..self.counts[k + 1] as usize],
+            None => &[],
+        }
+    }
+
+    /// Enters every box in the cells it covers (cell size: the mean box
+    /// extent, so that a box covers a few cells).
+    pub(crate) fn build(&mut self, boxes: &[(Vec3, Vec3)]) {
+        self.items = boxes.len();
         let mean = boxes
             .iter()
             .map(|(lo, hi)| (*hi - *lo).max_element() as f64)
             .sum::<f64>()
-            / boxes.len() as f64;
-        let cell = (mean as f32).max(1.0e-3);
-        let inv = 1.0 / cell;
-        let to_cell = |p: Vec3| {
-            let c = (p * inv).floor();
-            // Clamped so that far-away coordinates cannot overflow.
-            let cl = |x: f32| x.clamp(-1.0e9, 1.0e9) as i32;
-            [cl(c.x), cl(c.y), cl(c.z)]
-        };
+            / boxes.len().max(1) as f64;
+        self.inv = 1.0 / (mean as f32).max(1.0e-3);
         self.staged.clear();
         self.big.clear();
+        self.is_big.clear();
+        self.is_big.resize(boxes.len(), false);
+        self.table = Table::Empty;
+        let (mut c_lo, mut c_hi) = ([i32::MAX; 3], [i32::MIN; 3]);
         for (i, b) in boxes.iter().enumerate() {
-            let (lo, hi) = (to_cell(b.0), to_cell(b.1));
+            let (lo, hi) = (self.to_cell(b.0), self.to_cell(b.1));
             if (0..3).any(|k| hi[k] as i64 - lo[k] as i64 >= MAX_CELLS_PER_AXIS as i64) {
                 self.big.push(i as u32);
+                self.is_big[i] = true;
                 continue;
+            }
+            for k in 0..3 {
+                c_lo[k] = c_lo[k].min(lo[k]);
+                c_hi[k] = c_hi[k].max(hi[k]);
             }
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
                     for z in lo[2]..=hi[2] {
-                        let cell = [x, y, z];
                         self.staged.push((
-                            hash(cell),
+                            0,
                             Entry {
-                                cell,
+                                cell: [x, y, z],
                                 item: i as u32,
                             },
                         ));
@@ -98,13 +159,37 @@ impl Grid {
                 }
             }
         }
-        // Counting sort by bucket (table twice the entries, a power of two).
-        let buckets = (self.staged.len() * 2).next_power_of_two().max(16);
-        let mask = (buckets - 1) as u32;
+        if self.staged.is_empty() {
+            self.counts.clear();
+            self.sorted.clear();
+            return;
+        }
+        // Dense while the bounds hold at most a few cells per entry; else a
+        // hash table twice the entries (a power of two).
+        let dims = [0, 1, 2].map(|k| c_hi[k] as i64 - c_lo[k] as i64 + 1);
+        let cells = dims[0].saturating_mul(dims[1]).saturating_mul(dims[2]);
+        let buckets = if cells <= (4 * self.staged.len() as i64).max(4096) {
+            self.table = Table::Dense {
+                origin: c_lo,
+                dims: dims.map(|d| d as i32),
+            };
+            cells as usize
+        } else {
+            let buckets = (self.staged.len() * 2).next_power_of_two().max(16);
+            self.table = Table::Hashed {
+                mask: (buckets - 1) as u32,
+            };
+            buckets
+        };
+        for k in 0..self.staged.len() {
+            let slot = self.slot(self.staged[k].1.cell).unwrap_or(0);
+            self.staged[k].0 = slot as u32;
+        }
+        // Counting sort by slot.
         self.counts.clear();
         self.counts.resize(buckets + 1, 0);
         for (h, _) in &self.staged {
-            self.counts[(h & mask) as usize + 1] += 1;
+            self.counts[*h as usize + 1] += 1;
         }
         for k in 1..=buckets {
             self.counts[k] += self.counts[k - 1];
@@ -117,48 +202,97 @@ impl Grid {
                 item: 0,
             },
         );
-        {
-            let mut next = self.counts.clone();
-            for (h, e) in &self.staged {
-                let slot = &mut next[(h & mask) as usize];
-                self.sorted[*slot as usize] = *e;
-                *slot += 1;
-            }
+        // Each slot's start moves to its end as it fills; shifted back after.
+        for (h, e) in &self.staged {
+            let slot = &mut self.counts[*h as usize];
+            self.sorted[*slot as usize] = *e;
+            *slot += 1;
         }
-        for k in 0..buckets {
-            let bucket = &self.sorted[self.counts[k] as usize..self.counts[k + 1] as usize];
-            for (x, ea) in bucket.iter().enumerate() {
-                for eb in &bucket[x + 1..] {
-                    if ea.cell != eb.cell {
-                        continue; // another cell with the same hash
-                    }
-                    let (i, j) = if ea.item < eb.item {
-                        (ea.item, eb.item)
-                    } else {
-                        (eb.item, ea.item)
-                    };
-                    let (bi, bj) = (&boxes[i as usize], &boxes[j as usize]);
-                    if !overlap(bi, bj) || to_cell(bi.0.max(bj.0)) != ea.cell || skip(i, j) {
-                        continue;
-                    }
+        for k in (1..=buckets).rev() {
+            self.counts[k] = self.counts[k - 1];
+        }
+        self.counts[0] = 0;
+    }
+
+    /// Builds the grid over `boxes` and appends to `out` every pair
+    /// `(i, j)`, `i < j`, of boxes that overlap (closed boxes) and for which
+    /// `skip(i, j)` is false, grouped by `i` ascending. The order is a
+    /// function of the input alone (deterministic).
+    pub(crate) fn pairs(
+        &mut self,
+        boxes: &[(Vec3, Vec3)],
+        skip: impl Fn(u32, u32) -> bool,
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        if boxes.len() < 2 {
+            return;
+        }
+        self.build(boxes);
+        for (i, bi) in boxes.iter().enumerate() {
+            let i = i as u32;
+            let mut report = |j: u32| {
+                if !skip(i, j) {
                     out.push((i, j));
                 }
+            };
+            if self.is_big[i as usize] {
+                for (j, bj) in boxes.iter().enumerate().skip(i as usize + 1) {
+                    if overlap(bi, bj) {
+                        report(j as u32);
+                    }
+                }
+                continue;
+            }
+            let (lo, hi) = (self.to_cell(bi.0), self.to_cell(bi.1));
+            for x in lo[0]..=hi[0] {
+                for y in lo[1]..=hi[1] {
+                    for z in lo[2]..=hi[2] {
+                        let cell = [x, y, z];
+                        for e in self.bucket(cell) {
+                            if e.item <= i || e.cell != cell {
+                                continue;
+                            }
+                            let bj = &boxes[e.item as usize];
+                            // Reported from the intersection's lower corner only.
+                            if overlap(bi, bj) && self.to_cell(bi.0.max(bj.0)) == cell {
+                                report(e.item);
+                            }
+                        }
+                    }
+                }
+            }
+            let later = self.big.partition_point(|&g| g <= i);
+            for &g in &self.big[later..] {
+                if overlap(bi, &boxes[g as usize]) {
+                    report(g);
+                }
             }
         }
-        // Boxes kept out of the grid: against everything.
-        for &g in &self.big {
-            let bg = &boxes[g as usize];
-            for (i, b) in boxes.iter().enumerate() {
-                let i = i as u32;
-                if i == g || (self.big.contains(&i) && i < g) || !overlap(bg, b) {
-                    continue;
-                }
-                let (a, c) = if i < g { (i, g) } else { (g, i) };
-                if !skip(a, c) {
-                    out.push((a, c));
+    }
+
+    /// Appends to `out` every box of the last build that may overlap `b`: a
+    /// superset (the caller tests overlap), with repeats, of the boxes that
+    /// do. Every box when `b` spans too many cells.
+    pub(crate) fn query(&self, b: &(Vec3, Vec3), out: &mut Vec<u32>) {
+        let (lo, hi) = (self.to_cell(b.0), self.to_cell(b.1));
+        if (0..3).any(|k| hi[k] as i64 - lo[k] as i64 >= 2 * MAX_CELLS_PER_AXIS as i64) {
+            out.extend(0..self.items as u32);
+            return;
+        }
+        for x in lo[0]..=hi[0] {
+            for y in lo[1]..=hi[1] {
+                for z in lo[2]..=hi[2] {
+                    let cell = [x, y, z];
+                    out.extend(
+                        self.bucket(cell)
+                            .iter()
+                            .filter(|e| e.cell == cell)
+                            .map(|e| e.item),
+                    );
                 }
             }
         }
+        out.extend_from_slice(&self.big);
     }
 }
 
@@ -210,12 +344,27 @@ mod tests {
                 boxes.push((p, p + size));
             }
             let mut got = Vec::new();
-            Grid::default().pairs(&boxes, |_, _| false, &mut got);
+            let mut grid = Grid::default();
+            grid.pairs(&boxes, |_, _| false, &mut got);
+            assert!(
+                got.windows(2).all(|w| w[0].0 <= w[1].0),
+                "pairs come out grouped by their first box, ascending"
+            );
             let n = got.len();
             got.sort_unstable();
             got.dedup();
             assert_eq!(got.len(), n, "a pair was reported twice");
             assert_eq!(got, brute(&boxes), "round {round}");
+            // Queries: every overlapping box is among the answers.
+            for (k, q) in boxes.iter().enumerate().step_by(7) {
+                let mut found = Vec::new();
+                grid.query(q, &mut found);
+                for (j, b) in boxes.iter().enumerate() {
+                    if overlap(q, b) {
+                        assert!(found.contains(&(j as u32)), "round {round}: {k} misses {j}");
+                    }
+                }
+            }
         }
     }
 

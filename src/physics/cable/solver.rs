@@ -2,18 +2,29 @@
 //! contacts, and the no-crossing guarantee (the algorithm is described in
 //! the module documentation of [`super`]).
 
-use super::pairs::Grid;
+use super::pairs::{overlap, Grid};
 use super::{Cable, MIN_THICKNESS};
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
 use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
 use crate::physics::math::Vec3;
 use glam::DVec3;
 
-/// Slack added to every particle's reach (m): a particle may move this much
-/// further than its velocity predicts before the pairs are rebuilt.
-const REACH_MARGIN: f32 = 0.01;
-/// Safety factor on the predicted motion.
-const REACH_FACTOR: f32 = 1.25;
+/// Least slack of a particle's tube (m): how far it may stray from the
+/// path its velocity predicts before its pairs are searched again.
+const TUBE_MARGIN: f32 = 0.005;
+/// Further slack, as a fraction of the predicted displacement.
+const TUBE_FACTOR: f32 = 0.1;
+/// Further slack, as a multiple of how far the particle strayed from its
+/// prediction in the last step (contacts and segments bend paths, and go on
+/// doing so).
+const TUBE_MEMORY: f32 = 1.5;
+/// Runs of cables whose segment sweeps are interleaved: each sweep is a
+/// chain of dependent square roots and divisions, and independent chains
+/// side by side keep the processor busy.
+const LANES: usize = 8;
+/// Particles that leave their tube in one substep, as a fraction of all,
+/// above which the pairs are rebuilt instead of extended one by one.
+const REBUILD_FRACTION: usize = 16;
 /// Approach speed (m/s) below which contacts do not bounce (as for bodies).
 const RESTITUTION_THRESHOLD: f32 = 1.0;
 /// Pairs farther than this (m, plus half their thickness) from touching
@@ -55,6 +66,11 @@ pub struct CableStats {
     /// force) whose centre lines the exact CCD finds touching during a
     /// substep (a crossing needs that). Zero is the guarantee.
     pub audit_crossings: u64,
+    /// With `WorldSettings::cable_audit`: segment pairs left out of the
+    /// list (the broad phase and the tubes' filter promise they cannot
+    /// touch this step) found within touching distance at a substep's end.
+    /// Zero is the promise.
+    pub audit_missed: u64,
     /// Wall-clock time (ms) of the step's phases: pairs (grid, distance
     /// filter, certificates; rebuilds included), body contacts, the
     /// substeps' solve passes, and the no-crossing verification.
@@ -72,6 +88,24 @@ pub(crate) struct Seg {
     pub rest: f32,
     /// 1 / stiffness.
     pub compliance: f32,
+}
+
+/// Where a particle may be for the rest of the step: within `slack` of
+/// `base + vel·(t − t0)` at every substep boundary `t ≥ t0` (and so, the
+/// motion being linear in between, at every time).
+#[derive(Clone, Copy, Debug, Default)]
+struct Tube {
+    base: Vec3,
+    vel: Vec3,
+    t0: f32,
+    slack: f32,
+}
+
+impl Tube {
+    #[inline]
+    fn at(&self, t: f32) -> Vec3 {
+        self.base + self.vel * (t - self.t0)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -172,10 +206,29 @@ pub(crate) struct CableSystem {
     prev: Vec<Vec3>,
     v_start: Vec<Vec3>,
     /// Where the pairs were built, and how far each particle may go from
-    /// there before they must be rebuilt.
+    /// there this step (the farthest point of its tube).
     pub center: Vec<Vec3>,
     reach: Vec<f32>,
+    tubes: Vec<Tube>,
+    /// Each particle's free-flight end of the step, and how far it ended
+    /// from it in the last step (kept across steps while the particles
+    /// stay the same).
+    pred_end: Vec<Vec3>,
+    last_dev: Vec<f32>,
+    /// The step's length and the time (from its start) at the end of the
+    /// current substep.
+    step: f32,
+    time: f32,
+    /// Segments whose box changed since the grid was built.
+    grown: Vec<bool>,
+    grown_list: Vec<u32>,
+    grown_boxes: Vec<(Vec3, Vec3)>,
+    grown_grid: Grid,
+    scratch: Vec<u32>,
     pub segs: Vec<Seg>,
+    /// Contiguous runs of whole cables, of about equal length, swept side
+    /// by side (see [`Self::solve_segments`]).
+    lanes: Vec<(usize, usize)>,
     props: Vec<Props>,
     /// For each particle, the segments that hold it (`u32::MAX`: none).
     part_segs: Vec<[u32; 2]>,
@@ -185,6 +238,9 @@ pub(crate) struct CableSystem {
     seg_pair_start: Vec<u32>,
     pair_index: Vec<u32>,
     pub body_contacts: Vec<BodyContact>,
+    /// Body contacts replaced during the step (a full rebuild), kept for
+    /// the impulses they gave: `(body, impulse, point)`.
+    pub retired: Vec<(u32, Vec3, Vec3)>,
     frozen: Vec<bool>,
     responses: Vec<u8>,
     /// The pair's plane was taken at the substep's end (after the exact
@@ -235,7 +291,27 @@ impl CableSystem {
                 damping: c.spec.damping,
             });
         }
+        // Lanes: cut at the cable boundary nearest each share.
+        self.lanes.clear();
+        let share = self.segs.len().div_ceil(LANES).max(1);
+        let mut start = 0;
+        for c in cables {
+            let end = start + c.segments();
+            let lane_start = self.lanes.last().map_or(0, |l| l.1);
+            if end - lane_start >= share {
+                self.lanes.push((lane_start, end));
+            }
+            start = end;
+        }
+        let done = self.lanes.last().map_or(0, |l| l.1);
+        if done < self.segs.len() {
+            self.lanes.push((done, self.segs.len()));
+        }
         let n = self.x.len();
+        if self.last_dev.len() != n {
+            self.last_dev.clear();
+            self.last_dev.resize(n, 0.0);
+        }
         self.part_segs.clear();
         self.part_segs.resize(n, [u32::MAX; 2]);
         for (k, s) in self.segs.iter().enumerate() {
@@ -250,10 +326,15 @@ impl CableSystem {
         self.seg_lambda.resize(self.segs.len(), 0.0);
         self.stats = CableStats::default();
         self.body_contacts.clear();
+        self.retired.clear();
     }
 
-    /// Copies positions and velocities back.
-    pub(crate) fn store(&self, cables: &mut [Cable]) {
+    /// Copies positions and velocities back (and remembers how far each
+    /// particle strayed from its free flight).
+    pub(crate) fn store(&mut self, cables: &mut [Cable]) {
+        for i in 0..self.x.len() {
+            self.last_dev[i] = (self.x[i] - self.pred_end[i]).length();
+        }
         let mut k = 0;
         for c in cables {
             let n = c.x.len();
@@ -276,9 +357,21 @@ impl CableSystem {
         self.props[self.segs[seg].cable as usize].restitution
     }
 
-    /// How far a particle may move from `center` this step.
+    /// How far a particle may be from `center` this step.
     pub(crate) fn reach(&self, i: usize) -> f32 {
         self.reach[i]
+    }
+
+    /// Whether particle `i` is outside its tube at the current time.
+    #[inline]
+    fn outside_tube(&self, i: usize, x: Vec3) -> bool {
+        let t = &self.tubes[i];
+        self.w[i] > 0.0 && (x - t.at(self.time)).length_squared() > t.slack * t.slack
+    }
+
+    /// Whether a particle ended the substep outside its tube.
+    pub(crate) fn outran(&self) -> bool {
+        (0..self.x.len()).any(|i| self.outside_tube(i, self.x[i]))
     }
 
     /// How far any point of a segment may move from `center` this step.
@@ -287,47 +380,92 @@ impl CableSystem {
         self.reach[p].max(self.reach[p + 1])
     }
 
-    /// The box a segment stays in (with its radius) while no particle
-    /// outruns its reach.
+    /// The box a segment stays in (with its radius) for the rest of the
+    /// step while its particles stay in their tubes.
     pub(crate) fn seg_box(&self, seg: usize) -> (Vec3, Vec3) {
-        let p = self.segs[seg].p as usize;
-        let pad = Vec3::splat(self.seg_reach(seg) + self.radius(seg));
-        let (a, b) = (self.center[p], self.center[p + 1]);
-        (a.min(b) - pad, a.max(b) + pad)
+        self.boxes[seg]
     }
 
-    /// Sets every particle's reach for `time` seconds of motion at
-    /// `velocity(i)` under gravity `g`, centred on `pos`, and builds the
-    /// pairs there.
-    fn build(
-        &mut self,
-        pos_is_prev: bool,
-        velocity: impl Fn(&Self, usize) -> Vec3,
-        time: f32,
-        g: Vec3,
-    ) {
+    fn tube_box(&self, seg: usize) -> (Vec3, Vec3) {
+        let p = self.segs[seg].p as usize;
+        let r = self.radius(seg);
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        for t in &self.tubes[p..p + 2] {
+            let (a, b) = (t.base, t.at(self.step));
+            let pad = Vec3::splat(t.slack + r);
+            lo = lo.min(a.min(b) - pad);
+            hi = hi.max(a.max(b) + pad);
+        }
+        (lo, hi)
+    }
+
+    /// The tube of a particle that starts at `base` at time `t0` with
+    /// velocity `v`: its free flight to the step's end (substeps of `h`
+    /// under `g`), and a slack for what contacts and segments may change.
+    fn set_tube(&mut self, i: usize, base: Vec3, v: Vec3, t0: f32, h: f32, g: Vec3) {
+        let span = (self.step - t0).max(0.0);
+        if self.w[i] == 0.0 || span <= 0.0 {
+            self.tubes[i] = Tube {
+                base,
+                vel: Vec3::ZERO,
+                t0,
+                slack: 0.0,
+            };
+            self.reach[i] = (base - self.center[i]).length();
+            return;
+        }
+        let disp = v * span + g * (0.5 * span * (span + h));
+        // The chord of the parabola strays from it by |g|·span²/8; the
+        // substeps' start (gravity before or after the first one) by less
+        // than |g|·h·span.
+        let slack = TUBE_MARGIN
+            + TUBE_MEMORY * self.last_dev[i]
+            + TUBE_FACTOR * disp.length()
+            + g.length() * span * (0.125 * span + h);
+        self.tubes[i] = Tube {
+            base,
+            vel: disp / span,
+            t0,
+            slack,
+        };
+        self.reach[i] = (base - self.center[i])
+            .length()
+            .max((base + disp - self.center[i]).length())
+            + slack;
+    }
+
+    /// Gives every particle a tube from `t0` (the step's start, or the
+    /// current substep's start when `from_prev`) to the step's end, at
+    /// `velocity(i)`, and builds the pairs there.
+    fn build(&mut self, from_prev: bool, velocity: impl Fn(&Self, usize) -> Vec3, h: f32, g: Vec3) {
         let clock = std::time::Instant::now();
         let n = self.x.len();
+        let t0 = if from_prev { self.time - h } else { 0.0 };
         self.center.clear();
         self.center
-            .extend_from_slice(if pos_is_prev { &self.prev } else { &self.x });
+            .extend_from_slice(if from_prev { &self.prev } else { &self.x });
         // Pair indices change: nothing from the old list stays active.
         self.active.clear();
-        let drop = g.length() * time * time;
-        self.reach = (0..n)
-            .map(|i| {
-                if self.w[i] == 0.0 {
-                    0.0
-                } else {
-                    (velocity(self, i).length() * time + drop) * REACH_FACTOR + REACH_MARGIN
-                }
-            })
-            .collect();
+        self.tubes.resize(n, Tube::default());
+        self.reach.resize(n, 0.0);
+        if !from_prev {
+            self.pred_end.resize(n, Vec3::ZERO);
+        }
+        for i in 0..n {
+            let v = velocity(self, i);
+            self.set_tube(i, self.center[i], v, t0, h, g);
+            if !from_prev {
+                self.pred_end[i] = self.tubes[i].at(self.step);
+            }
+        }
         self.boxes.clear();
         for k in 0..self.segs.len() {
-            let b = self.seg_box(k);
+            let b = self.tube_box(k);
             self.boxes.push(b);
         }
+        self.grown.clear();
+        self.grown.resize(self.segs.len(), false);
+        self.grown_list.clear();
         self.candidates.clear();
         let segs = &self.segs;
         self.grid.pairs(
@@ -339,17 +477,22 @@ impl CableSystem {
         self.pairs.clear();
         for k in 0..self.candidates.len() {
             let (a, b) = self.candidates[k];
-            self.add_pair(a, b, false);
+            self.add_pair(a, b, from_prev, t0);
         }
+        self.responses.clear();
         self.index_pairs();
         self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
     }
 
     /// Adds segments `a < b` as a pair, with the separating plane and
     /// contact coordinates of their closest points in `center` (or in
-    /// `prev`, for pairs added during a substep), unless they are too far
-    /// apart to meet while every particle stays within its reach.
-    fn add_pair(&mut self, a: u32, b: u32, at_prev: bool) {
+    /// `prev`, for pairs added during a substep), unless they cannot come
+    /// within touching distance from time `from` to the step's end while
+    /// their particles stay in their tubes: the gap along a fixed direction
+    /// is concave in time for the tubes' linear paths, so a plane that
+    /// leaves more than the touching distance plus both slacks at `from`
+    /// and at the end does so throughout.
+    fn add_pair(&mut self, a: u32, b: u32, at_prev: bool, from: f32) {
         let (pa, pb) = (
             self.segs[a as usize].p as usize,
             self.segs[b as usize].p as usize,
@@ -358,10 +501,17 @@ impl CableSystem {
         let e = [c[pa], c[pa + 1], c[pb], c[pb + 1]];
         let sc = closest_points_segment_segment(d3(e[0]), d3(e[1]), d3(e[2]), d3(e[3]));
         let (ra, rb) = (self.radius(a as usize), self.radius(b as usize));
-        let reach = self.seg_reach(a as usize) + self.seg_reach(b as usize);
-        let d = sc.distance_squared.sqrt() as f32;
-        if !at_prev && d > ra + rb + reach {
-            return; // cannot come within touching distance this step
+        let n = separating_normal(&sc, e);
+        {
+            let ids = [pa, pa + 1, pb, pb + 1];
+            let t = ids.map(|i| self.tubes[i]);
+            let slack = (t[0].slack.max(t[1].slack) + t[2].slack.max(t[3].slack)) as f64;
+            let nd = d3(n);
+            let gap_from = separation(nd, &t.map(|q| d3(q.at(from.max(q.t0)))));
+            let gap_end = separation(nd, &t.map(|q| d3(q.at(self.step))));
+            if gap_from.min(gap_end) - slack > (ra + rb) as f64 {
+                return;
+            }
         }
         let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
         // Segments a few links apart on one cable may come closer than the
@@ -380,7 +530,7 @@ impl CableSystem {
         self.pairs.push(Pair {
             a,
             b,
-            n: separating_normal(&sc, e),
+            n,
             s: sc.s as f32,
             u: sc.t as f32,
             thickness,
@@ -410,39 +560,35 @@ impl CableSystem {
                 next[s as usize] += 1;
             }
         }
-        self.responses.clear();
         self.responses.resize(self.pairs.len(), 0);
         self.queued.clear();
         self.queued.resize(self.pairs.len(), false);
         self.stats.pairs = self.stats.pairs.max(self.pairs.len() as u64);
     }
 
-    /// Particles that left their reach in this substep get a reach that
-    /// covers the rest of the step from where the substep began (centre
-    /// unchanged), and their segments are tested against every segment's
-    /// box for new pairs; with many such particles, everything is rebuilt
-    /// from the substep's start instead. Returns the segments that changed
-    /// (their body contacts are to be regenerated), or `None` after a full
+    /// Particles outside their tube at the end of this substep get a new
+    /// one, from where the substep began at the velocity it had, and their
+    /// segments are queried against the grid (and the other changed
+    /// segments) for new pairs, which come with a plane of the substep's
+    /// start; with many such particles, everything is rebuilt from the
+    /// substep's start instead. Returns the segments that changed (their
+    /// body contacts are to be regenerated), or `None` after a full
     /// rebuild.
-    pub(crate) fn extend(&mut self, h: f32, time_left: f32, g: Vec3) -> Option<Vec<u32>> {
+    pub(crate) fn extend(&mut self, h: f32, g: Vec3) -> Option<Vec<u32>> {
         let clock = std::time::Instant::now();
         let outran: Vec<usize> = (0..self.x.len())
-            .filter(|&i| {
-                (self.x[i] - self.center[i]).length_squared() > self.reach[i] * self.reach[i]
-            })
+            .filter(|&i| self.outside_tube(i, self.x[i]))
             .collect();
-        if outran.len() > 64.max(self.x.len() / 64) {
+        if outran.len() > 64.max(self.x.len() / REBUILD_FRACTION) {
             self.stats.rebuilds += 1;
-            self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, time_left, g);
+            self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, h, g);
             return None;
         }
         self.stats.extensions += outran.len() as u64;
-        let drop = g.length() * time_left * time_left;
+        let from = self.time - h;
         for &i in &outran {
             let v = (self.x[i] - self.prev[i]) / h;
-            self.reach[i] = (self.prev[i] - self.center[i]).length()
-                + (v.length() * time_left + drop) * REACH_FACTOR
-                + REACH_MARGIN;
+            self.set_tube(i, self.prev[i], v, from, h, g);
         }
         let mut grown: Vec<u32> = outran
             .iter()
@@ -452,16 +598,36 @@ impl CableSystem {
         grown.sort_unstable();
         grown.dedup();
         for &s in &grown {
-            self.boxes[s as usize] = self.seg_box(s as usize);
+            self.boxes[s as usize] = self.tube_box(s as usize);
+            if !self.grown[s as usize] {
+                self.grown[s as usize] = true;
+                self.grown_list.push(s);
+            }
         }
+        // The grid holds the boxes of its build; the changed ones, as they
+        // are now, go into a small grid of their own.
+        self.grown_boxes.clear();
+        for &g in &self.grown_list {
+            self.grown_boxes.push(self.boxes[g as usize]);
+        }
+        self.grown_grid.build(&self.grown_boxes);
         let before = self.pairs.len();
+        let mut found = std::mem::take(&mut self.scratch);
         for &s in &grown {
             let bs = self.boxes[s as usize];
-            for t in 0..self.segs.len() as u32 {
-                let bt = &self.boxes[t as usize];
+            found.clear();
+            self.grid.query(&bs, &mut found);
+            let k = found.len();
+            self.grown_grid.query(&bs, &mut found);
+            for f in &mut found[k..] {
+                *f = self.grown_list[*f as usize];
+            }
+            found.sort_unstable();
+            found.dedup();
+            for &t in &found {
                 if t == s
                     || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
-                    || !(bs.0.cmple(bt.1).all() && bt.0.cmple(bs.1).all())
+                    || !overlap(&bs, &self.boxes[t as usize])
                     // A pair of two grown segments is found from the lower.
                     || (t < s && grown.binary_search(&t).is_ok())
                 {
@@ -474,10 +640,11 @@ impl CableSystem {
                         q.a == a && q.b == b
                     });
                 if !known {
-                    self.add_pair(a, b, true);
+                    self.add_pair(a, b, true, from);
                 }
             }
         }
+        self.scratch = found;
         if self.pairs.len() != before {
             self.index_pairs();
         }
@@ -485,17 +652,38 @@ impl CableSystem {
         Some(grown)
     }
 
-    /// Start of a step of `dt`: reaches from the current velocities, pairs.
-    pub(crate) fn begin(&mut self, dt: f32, g: Vec3) {
-        self.build(false, |s, i| s.v[i], dt, g);
+    /// Start of a step of `dt` in substeps of `h`: tubes from the current
+    /// velocities, pairs.
+    pub(crate) fn begin(&mut self, dt: f32, h: f32, g: Vec3) {
+        self.step = dt;
+        self.time = 0.0;
+        self.build(false, |s, i| s.v[i], h, g);
     }
 
-    /// First half of a substep: prediction, then `iterations` passes over
-    /// segments, body contacts and segment contacts. Returns true when a
-    /// particle left its reach (the caller then calls [`Self::extend`] and
-    /// regenerates the body contacts before [`Self::finish_substep`]).
-    pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32, flip: bool) -> bool {
+    /// Drops every body contact (before all are generated again), keeping
+    /// the impulses they gave bodies so far.
+    pub(crate) fn retire_body_contacts(&mut self) {
+        for c in self.body_contacts.drain(..) {
+            if c.impulse != Vec3::ZERO {
+                self.retired.push((c.body, c.impulse, c.point));
+            }
+        }
+    }
+
+    /// Pairs in the list (pairs added later have higher indices).
+    pub(crate) fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// First part of a substep: prediction, then `iterations` passes over
+    /// segments, body contacts and segment contacts. The caller then
+    /// verifies ([`Self::verify`]) and, while a particle is outside its
+    /// tube ([`Self::outran`]), extends ([`Self::extend`]), regenerates
+    /// those body contacts and verifies the new pairs, before
+    /// [`Self::finish_substep`].
+    pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32, flip: bool) {
         let clock = std::time::Instant::now();
+        self.time += h;
         self.prev.copy_from_slice(&self.x);
         self.v_start.copy_from_slice(&self.v);
         for i in 0..self.x.len() {
@@ -532,19 +720,11 @@ impl CableSystem {
             self.solve_pairs();
         }
         self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
-        self.x
-            .iter()
-            .zip(&self.center)
-            .zip(&self.reach)
-            .any(|((x, c), r)| (*x - *c).length_squared() > r * r)
     }
 
-    /// Second half of a substep: every pair proven not to cross (or
-    /// stopped), then velocities, damping and restitution.
+    /// Last part of a substep (every pair verified): velocities, damping
+    /// and restitution.
     pub(crate) fn finish_substep(&mut self, h: f32, audit: bool) {
-        let clock = std::time::Instant::now();
-        self.verify(h);
-        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
         if audit {
             self.audit();
         }
@@ -568,32 +748,44 @@ impl CableSystem {
     /// XPBD distance constraints, one pass, in chain order (forwards or
     /// backwards): a sweep along the chain carries a correction from one
     /// end to the other, which an even/odd ordering does not (it left a
-    /// hanging cable 1.05% long).
+    /// hanging cable 1.05% long). Whole cables are independent in this
+    /// pass, so the lanes' sweeps are interleaved, each in chain order: the
+    /// result is that of sweeping the cables one after another.
     fn solve_segments(&mut self, h: f32, reverse: bool) {
-        let n = self.segs.len();
         let inv_h2 = 1.0 / (h * h);
-        for k in 0..n {
-            let i = if reverse { n - 1 - k } else { k };
-            let seg = self.segs[i];
-            let p = seg.p as usize;
-            let (wi, wj) = (self.w[p], self.w[p + 1]);
-            let ws = wi + wj;
-            if ws == 0.0 {
-                continue;
+        let longest = self.lanes.iter().map(|l| l.1 - l.0).max().unwrap_or(0);
+        let lanes = std::mem::take(&mut self.lanes);
+        for k in 0..longest {
+            for &(a, b) in &lanes {
+                if k < b - a {
+                    self.solve_segment(if reverse { b - 1 - k } else { a + k }, inv_h2);
+                }
             }
-            let d = self.x[p + 1] - self.x[p];
-            let len = d.length();
-            if len < 1.0e-9 {
-                continue;
-            }
-            let nrm = d / len;
-            let alpha = seg.compliance * inv_h2;
-            let c = len - seg.rest;
-            let dl = (-c - alpha * self.seg_lambda[i]) / (ws + alpha);
-            self.seg_lambda[i] += dl;
-            self.x[p] -= nrm * (dl * wi);
-            self.x[p + 1] += nrm * (dl * wj);
         }
+        self.lanes = lanes;
+    }
+
+    #[inline(always)]
+    fn solve_segment(&mut self, i: usize, inv_h2: f32) {
+        let seg = self.segs[i];
+        let p = seg.p as usize;
+        let (wi, wj) = (self.w[p], self.w[p + 1]);
+        let ws = wi + wj;
+        if ws == 0.0 {
+            return;
+        }
+        let d = self.x[p + 1] - self.x[p];
+        let len = d.length();
+        if len < 1.0e-9 {
+            return;
+        }
+        let nrm = d / len;
+        let alpha = seg.compliance * inv_h2;
+        let c = len - seg.rest;
+        let dl = (-c - alpha * self.seg_lambda[i]) / (ws + alpha);
+        self.seg_lambda[i] += dl;
+        self.x[p] -= nrm * (dl * wi);
+        self.x[p + 1] += nrm * (dl * wj);
     }
 
     /// The four particles of a pair with their barycentric weights and the
@@ -788,18 +980,22 @@ impl CableSystem {
         separation(d3(p.n), &self.endpoints(p, &self.x)) >= MIN_GAP
     }
 
-    /// Every pair is either proven not to have crossed during the substep,
-    /// or stopped: see the module documentation.
-    fn verify(&mut self, h: f32) {
+    /// Every pair from index `first` on is either proven not to have
+    /// crossed during the substep, or stopped (and the pairs around what
+    /// was stopped are checked again): see the module documentation.
+    pub(crate) fn verify(&mut self, h: f32, first: usize) {
+        let clock = std::time::Instant::now();
         self.queue.clear();
-        for k in 0..self.pairs.len() {
+        for k in first..self.pairs.len() {
             if !self.separated_at_end(&self.pairs[k]) {
                 self.queue.push(k as u32);
                 self.queued[k] = true;
             }
         }
-        self.responses.iter_mut().for_each(|r| *r = 0);
-        self.end_only.clear();
+        if first == 0 {
+            self.responses.iter_mut().for_each(|r| *r = 0);
+            self.end_only.clear();
+        }
         self.end_only.resize(self.pairs.len(), false);
         let mut frozen_list: Vec<usize> = Vec::new();
         while let Some(k) = self.queue.pop() {
@@ -871,12 +1067,15 @@ impl CableSystem {
         for i in frozen_list {
             self.frozen[i] = false;
         }
+        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
     }
 
     /// Brute force, for tests: every pair of non-neighbouring segments,
     /// whether or not the broad phase kept it, through the exact edge–edge
     /// CCD over the substep's motion.
     fn audit(&mut self) {
+        let listed: std::collections::HashSet<(u32, u32)> =
+            self.pairs.iter().map(|p| (p.a, p.b)).collect();
         for i in 0..self.segs.len() {
             for j in i + 1..self.segs.len() {
                 let (pa, pb) = (self.segs[i].p as usize, self.segs[j].p as usize);
@@ -890,6 +1089,13 @@ impl CableSystem {
                 // Strict: the centre lines may not even touch.
                 if sc.distance_squared > 0.0 && EdgeEdgeQuery::new(start, end).toi().is_some() {
                     self.stats.audit_crossings += 1;
+                }
+                if !listed.contains(&(i as u32, j as u32)) {
+                    let touch = (self.radius(i) + self.radius(j)) as f64;
+                    let sc = closest_points_segment_segment(end[0], end[1], end[2], end[3]);
+                    if sc.distance_squared <= touch * touch {
+                        self.stats.audit_missed += 1;
+                    }
                 }
             }
         }
@@ -976,8 +1182,8 @@ impl CableSystem {
             let v_new = v_old + n * (sgn * j * wg * self.w[i]);
             let x_t = self.prev[i] + v_old * (t * h);
             let x = x_t + v_new * ((1.0 - t) * h);
-            // The pairs only cover motion within each particle's reach.
-            if (x - self.center[i]).length_squared() > self.reach[i] * self.reach[i] {
+            // The pairs only cover motion within each particle's tube.
+            if self.outside_tube(i, x) {
                 return false;
             }
             moved[m] = Some((i, x));

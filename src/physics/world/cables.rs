@@ -21,24 +21,42 @@ impl World {
         let h = dt / n as f32;
         let g = self.settings.gravity;
         sys.load(&self.cables);
-        sys.begin(dt, g);
+        sys.begin(dt, h, g);
         self.cable_body_contacts(&mut sys, None);
         for sub in 0..n {
-            if sys.solve_substep(h, g, self.settings.cable_iterations, sub % 2 == 1) {
-                // A particle outran its reach: pairs and body contacts anew
-                // from this substep's start, for the rest of the step.
-                let grown = sys.extend(h, (n - sub) as f32 * h, g);
+            sys.solve_substep(h, g, self.settings.cable_iterations, sub % 2 == 1);
+            let mut first = 0;
+            loop {
+                sys.verify(h, first);
+                // A particle outside its tube (pushed by the solve, or held
+                // back by the verification): a new tube, and the pairs and
+                // body contacts it brings, verified for this substep too.
+                if !sys.outran() {
+                    break;
+                }
+                let before = sys.pair_count();
+                let grown = sys.extend(h, g);
+                first = if grown.is_some() {
+                    before
+                } else {
+                    sys.retire_body_contacts();
+                    0
+                };
                 self.cable_body_contacts(&mut sys, grown.as_deref());
             }
             sys.finish_substep(h, self.settings.cable_audit);
         }
         sys.store(&mut self.cables);
-        for c in &sys.body_contacts {
-            if c.impulse == Vec3::ZERO {
+        let impulses = sys
+            .body_contacts
+            .iter()
+            .map(|c| (c.body, c.impulse, c.point));
+        for (body, impulse, point) in impulses.chain(sys.retired.iter().copied()) {
+            if impulse == Vec3::ZERO {
                 continue;
             }
-            if let Some(b) = self.bodies.by_index_mut(c.body) {
-                b.apply_impulse(c.impulse, Some(c.point));
+            if let Some(b) = self.bodies.by_index_mut(body) {
+                b.apply_impulse(impulse, Some(point));
                 b.sleeping = false;
                 b.sleep_time = 0.0;
             }
