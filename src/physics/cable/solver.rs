@@ -22,6 +22,24 @@ const TUBE_MEMORY: f32 = 1.5;
 /// chain of dependent square roots and divisions, and independent chains
 /// side by side keep the processor busy.
 const LANES: usize = 8;
+/// Particles from which the two halves run on two threads (below, one
+/// after the other: the result is the same either way).
+const PARALLEL_FROM: usize = 4096;
+
+/// Runs `a` and `b`, on two threads when `par`. Each writes only its own
+/// half, so the result does not depend on which.
+#[inline]
+fn both<A: Send, B: Send>(
+    par: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if par {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
 /// Particles that leave their tube in one substep, as a fraction of all,
 /// above which the pairs are rebuilt instead of extended one by one.
 const REBUILD_FRACTION: usize = 16;
@@ -134,8 +152,6 @@ struct Pair {
     thickness: f32,
     mu: f32,
     e: f32,
-    /// Correction applied this substep (> 0: the contact was active).
-    lambda: f32,
 }
 
 /// A point of a segment against a rigid body: keep `n·x(s) − offset ≥
@@ -249,8 +265,22 @@ pub(crate) struct CableSystem {
     end_only: Vec<bool>,
     queue: Vec<u32>,
     queued: Vec<bool>,
-    /// Pairs near enough after prediction to be solved this substep.
+    /// Pairs near enough after prediction to be solved this substep: those
+    /// within the lower half of the particles, those within the upper half
+    /// (`active_split` gives both counts), then those across; and the
+    /// correction each applied this substep (> 0: it pushed).
     active: Vec<u32>,
+    active_split: (usize, usize),
+    active_lambda: Vec<f32>,
+    selected: [[Vec<u32>; 3]; 2],
+    failing: [Vec<u32>; 2],
+    /// The halves: particles below `split` (and segments below
+    /// `split_seg`, lanes below `lane_split`, body contacts below
+    /// `body_split`) are whole cables, solved side by side with the rest.
+    split: usize,
+    split_seg: usize,
+    lane_split: usize,
+    body_split: usize,
     candidates: Vec<(u32, u32)>,
     boxes: Vec<(Vec3, Vec3)>,
     grid: Grid,
@@ -307,6 +337,15 @@ impl CableSystem {
         if done < self.segs.len() {
             self.lanes.push((done, self.segs.len()));
         }
+        self.lane_split = self.lanes.len().div_ceil(2);
+        self.split_seg = self
+            .lanes
+            .get(self.lane_split)
+            .map_or(self.segs.len(), |l| l.0);
+        self.split = self
+            .segs
+            .get(self.split_seg)
+            .map_or(self.x.len(), |s| s.p as usize);
         let n = self.x.len();
         if self.last_dev.len() != n {
             self.last_dev.clear();
@@ -326,6 +365,7 @@ impl CableSystem {
         self.seg_lambda.resize(self.segs.len(), 0.0);
         self.stats = CableStats::default();
         self.body_contacts.clear();
+        self.body_split = 0;
         self.retired.clear();
     }
 
@@ -536,7 +576,6 @@ impl CableSystem {
             thickness,
             mu: (pra.friction * prb.friction).sqrt(),
             e: pra.restitution.max(prb.restitution),
-            lambda: 0.0,
         });
     }
 
@@ -668,6 +707,7 @@ impl CableSystem {
                 self.retired.push((c.body, c.impulse, c.point));
             }
         }
+        self.body_split = 0;
     }
 
     /// Pairs in the list (pairs added later have higher indices).
@@ -681,45 +721,153 @@ impl CableSystem {
     /// tube ([`Self::outran`]), extends ([`Self::extend`]), regenerates
     /// those body contacts and verifies the new pairs, before
     /// [`Self::finish_substep`].
+    ///
+    /// Each pass solves the two halves of the cables side by side (their
+    /// segments, body contacts and the contacts within each half), then the
+    /// contacts across the halves: a fixed order, whatever the threads.
     pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32, flip: bool) {
         let clock = std::time::Instant::now();
+        let par = self.x.len() >= PARALLEL_FROM;
         self.time += h;
-        self.prev.copy_from_slice(&self.x);
-        self.v_start.copy_from_slice(&self.v);
-        for i in 0..self.x.len() {
-            if self.w[i] > 0.0 {
-                self.v[i] += g * h;
-                self.x[i] += self.v[i] * h;
-            }
+        {
+            let half = self.x.len() / 2;
+            let w = &self.w;
+            let (x0, x1) = self.x.split_at_mut(half);
+            let (v0, v1) = self.v.split_at_mut(half);
+            let (p0, p1) = self.prev.split_at_mut(half);
+            let (s0, s1) = self.v_start.split_at_mut(half);
+            let predict =
+                |x: &mut [Vec3], v: &mut [Vec3], p: &mut [Vec3], s: &mut [Vec3], w: &[f32]| {
+                    p.copy_from_slice(x);
+                    s.copy_from_slice(v);
+                    for i in 0..x.len() {
+                        if w[i] > 0.0 {
+                            v[i] += g * h;
+                            x[i] += v[i] * h;
+                        }
+                    }
+                };
+            both(
+                par,
+                || predict(x0, v0, p0, s0, &w[..half]),
+                || predict(x1, v1, p1, s1, &w[half..]),
+            );
         }
         self.seg_lambda.iter_mut().for_each(|l| *l = 0.0);
-        // Only the last substep's active pairs can hold a correction.
-        for &k in &self.active {
-            self.pairs[k as usize].lambda = 0.0;
-        }
-        // Contacts to solve: pairs within a slack of touching once
-        // predicted (the passes move particles by corrections only; one
-        // that closes in later is solved next substep, and crossing is ruled
-        // out by the verification whatever the solve does).
-        self.active.clear();
-        for k in 0..self.pairs.len() {
-            let p = &self.pairs[k];
-            if p.thickness <= 0.0 {
-                continue;
-            }
-            let pts = self.pair_points(p);
-            let c = p.n.dot(Self::pair_gap(&pts, &self.x)) - p.thickness;
-            if c < ACTIVE_SLACK + 0.5 * p.thickness {
-                self.active.push(k as u32);
-            }
-        }
+        self.select_active(par);
         self.body_contacts.iter_mut().for_each(|c| c.lambda = 0.0);
+        let inv_h2 = 1.0 / (h * h);
         for it in 0..iterations {
-            self.solve_segments(h, flip ^ (it % 2 == 1));
-            self.solve_body_contacts(h);
-            self.solve_pairs();
+            self.solve_pass(inv_h2, h, flip ^ (it % 2 == 1), par);
         }
         self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Contacts to solve: pairs within a slack of touching once predicted
+    /// (the passes move particles by corrections only; one that closes in
+    /// later is solved next substep, and crossing is ruled out by the
+    /// verification whatever the solve does), sorted into the halves.
+    fn select_active(&mut self, par: bool) {
+        let [mut sel0, mut sel1] = std::mem::take(&mut self.selected);
+        let half = self.pairs.len() / 2;
+        let (pairs, segs, x, split) = (&self.pairs, &self.segs, &self.x, self.split);
+        let select = |from: usize, list: &[Pair], out: &mut [Vec<u32>; 3]| {
+            out.iter_mut().for_each(Vec::clear);
+            for (j, p) in list.iter().enumerate() {
+                if p.thickness <= 0.0 {
+                    continue;
+                }
+                let pts = pair_points(p, segs);
+                let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
+                if c < ACTIVE_SLACK + 0.5 * p.thickness {
+                    let (lo, hi) = (pts[0].0.min(pts[2].0), pts[1].0.max(pts[3].0));
+                    let side = if hi < split {
+                        0
+                    } else if lo >= split {
+                        1
+                    } else {
+                        2
+                    };
+                    out[side].push((from + j) as u32);
+                }
+            }
+        };
+        both(
+            par,
+            || select(0, &pairs[..half], &mut sel0),
+            || select(half, &pairs[half..], &mut sel1),
+        );
+        self.active.clear();
+        for side in 0..3 {
+            self.active.extend_from_slice(&sel0[side]);
+            self.active.extend_from_slice(&sel1[side]);
+        }
+        self.active_split = (sel0[0].len() + sel1[0].len(), sel0[1].len() + sel1[1].len());
+        self.active_lambda.clear();
+        self.active_lambda.resize(self.active.len(), 0.0);
+        self.selected = [sel0, sel1];
+    }
+
+    /// One pass: segments, body contacts and contacts in each half (side
+    /// by side), then the contacts across the halves.
+    fn solve_pass(&mut self, inv_h2: f32, h: f32, reverse: bool, par: bool) {
+        let (split, split_seg) = (self.split, self.split_seg);
+        let (n_lo, n_hi) = self.active_split;
+        let (segs, w, prev, pairs) = (&self.segs, &self.w, &self.prev, &self.pairs);
+        {
+            let (x_lo, x_hi) = self.x.split_at_mut(split);
+            let (l_lo, l_hi) = self.seg_lambda.split_at_mut(split_seg);
+            let (b_lo, b_hi) = self.body_contacts.split_at_mut(self.body_split);
+            let (lanes_lo, lanes_hi) = self.lanes.split_at(self.lane_split);
+            let (a_lo, a_rest) = self.active.split_at(n_lo);
+            let a_hi = &a_rest[..n_hi];
+            let (al_lo, al_rest) = self.active_lambda.split_at_mut(n_lo);
+            let al_hi = &mut al_rest[..n_hi];
+            let half = |lanes: &[(usize, usize)],
+                        x: &mut [Vec3],
+                        x0: usize,
+                        lambda: &mut [f32],
+                        l0: usize,
+                        bodies: &mut [BodyContact],
+                        active: &[u32],
+                        active_lambda: &mut [f32]| {
+                sweep_segments(lanes, segs, w, x, x0, lambda, l0, inv_h2, reverse);
+                solve_body_contacts(bodies, segs, w, x, x0, prev, h);
+                solve_pairs(active, active_lambda, pairs, segs, w, x, x0, prev);
+            };
+            both(
+                par,
+                || half(lanes_lo, x_lo, 0, l_lo, 0, b_lo, a_lo, al_lo),
+                || half(lanes_hi, x_hi, split, l_hi, split_seg, b_hi, a_hi, al_hi),
+            );
+        }
+        let (a_cross, al_cross) = (
+            &self.active[n_lo + n_hi..],
+            &mut self.active_lambda[n_lo + n_hi..],
+        );
+        solve_pairs(a_cross, al_cross, pairs, segs, w, &mut self.x, 0, prev);
+    }
+
+    /// Body contacts in order of the half they belong to (after new ones
+    /// were added).
+    pub(crate) fn sort_body_contacts(&mut self) {
+        let split = self.split as u32;
+        let segs = &self.segs;
+        let lower = |c: &BodyContact| segs[c.seg as usize].p < split;
+        let mut upper: Vec<BodyContact> = Vec::new();
+        let mut k = 0;
+        for m in 0..self.body_contacts.len() {
+            let c = self.body_contacts[m];
+            if lower(&c) {
+                self.body_contacts[k] = c;
+                k += 1;
+            } else {
+                upper.push(c);
+            }
+        }
+        self.body_contacts.truncate(k);
+        self.body_contacts.extend(upper);
+        self.body_split = k;
     }
 
     /// Last part of a substep (every pair verified): velocities, damping
@@ -728,80 +876,38 @@ impl CableSystem {
         if audit {
             self.audit();
         }
-        for i in 0..self.x.len() {
-            if self.w[i] > 0.0 {
-                self.v[i] = (self.x[i] - self.prev[i]) / h;
-            } else {
-                self.x[i] = self.prev[i];
-                self.v[i] = Vec3::ZERO;
-            }
-        }
-        self.damp(h);
-        self.apply_restitution();
-        self.stats.contacts += self
-            .active
-            .iter()
-            .filter(|&&k| self.pairs[k as usize].lambda > 0.0)
-            .count() as u64;
-    }
-
-    /// XPBD distance constraints, one pass, in chain order (forwards or
-    /// backwards): a sweep along the chain carries a correction from one
-    /// end to the other, which an even/odd ordering does not (it left a
-    /// hanging cable 1.05% long). Whole cables are independent in this
-    /// pass, so the lanes' sweeps are interleaved, each in chain order: the
-    /// result is that of sweeping the cables one after another.
-    fn solve_segments(&mut self, h: f32, reverse: bool) {
-        let inv_h2 = 1.0 / (h * h);
-        let longest = self.lanes.iter().map(|l| l.1 - l.0).max().unwrap_or(0);
-        let lanes = std::mem::take(&mut self.lanes);
-        for k in 0..longest {
-            for &(a, b) in &lanes {
-                if k < b - a {
-                    self.solve_segment(if reverse { b - 1 - k } else { a + k }, inv_h2);
+        let par = self.x.len() >= PARALLEL_FROM;
+        let split = self.split;
+        let (segs, props, w, prev) = (&self.segs, &self.props, &self.w, &self.prev);
+        let (x_lo, x_hi) = self.x.split_at_mut(split);
+        let (v_lo, v_hi) = self.v.split_at_mut(split);
+        let (segs_lo, segs_hi) = segs.split_at(self.split_seg);
+        let finish = |x: &mut [Vec3], v: &mut [Vec3], x0: usize, segs: &[Seg]| {
+            for (k, (x, v)) in x.iter_mut().zip(v.iter_mut()).enumerate() {
+                let i = x0 + k;
+                if w[i] > 0.0 {
+                    *v = (*x - prev[i]) / h;
+                } else {
+                    *x = prev[i];
+                    *v = Vec3::ZERO;
                 }
             }
-        }
-        self.lanes = lanes;
-    }
-
-    #[inline(always)]
-    fn solve_segment(&mut self, i: usize, inv_h2: f32) {
-        let seg = self.segs[i];
-        let p = seg.p as usize;
-        let (wi, wj) = (self.w[p], self.w[p + 1]);
-        let ws = wi + wj;
-        if ws == 0.0 {
-            return;
-        }
-        let d = self.x[p + 1] - self.x[p];
-        let len = d.length();
-        if len < 1.0e-9 {
-            return;
-        }
-        let nrm = d / len;
-        let alpha = seg.compliance * inv_h2;
-        let c = len - seg.rest;
-        let dl = (-c - alpha * self.seg_lambda[i]) / (ws + alpha);
-        self.seg_lambda[i] += dl;
-        self.x[p] -= nrm * (dl * wi);
-        self.x[p + 1] += nrm * (dl * wj);
+            damp(segs, props, w, x, v, x0, h);
+        };
+        both(
+            par,
+            || finish(x_lo, v_lo, 0, segs_lo),
+            || finish(x_hi, v_hi, split, segs_hi),
+        );
+        self.apply_restitution();
+        self.stats.contacts += self.active_lambda.iter().filter(|&&l| l > 0.0).count() as u64;
     }
 
     /// The four particles of a pair with their barycentric weights and the
     /// side they are on (−1 for A, +1 for B).
     #[inline]
     fn pair_points(&self, p: &Pair) -> [(usize, f32, f32); 4] {
-        let (pa, pb) = (
-            self.segs[p.a as usize].p as usize,
-            self.segs[p.b as usize].p as usize,
-        );
-        [
-            (pa, 1.0 - p.s, -1.0),
-            (pa + 1, p.s, -1.0),
-            (pb, 1.0 - p.u, 1.0),
-            (pb + 1, p.u, 1.0),
-        ]
+        pair_points(p, &self.segs)
     }
 
     /// Σ wᵢ²/mᵢ over the four particles (frozen ones count as pinned).
@@ -818,99 +924,6 @@ impl CableSystem {
             .sum()
     }
 
-    /// `B(u) − A(s)` over a position array.
-    #[inline]
-    fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3]) -> Vec3 {
-        pts.iter()
-            .fold(Vec3::ZERO, |g, &(i, wg, sgn)| g + x[i] * (wg * sgn))
-    }
-
-    /// Moves the contact points of a pair apart by `delta` (relative
-    /// displacement of B's point from A's), weighted by w·(1/m)/Σw²/m.
-    #[inline]
-    fn pair_push(&mut self, pts: &[(usize, f32, f32); 4], delta: Vec3, denom: f32) {
-        for &(i, wg, sgn) in pts {
-            if !self.frozen[i] {
-                self.x[i] += delta * (sgn * wg * self.w[i] / denom);
-            }
-        }
-    }
-
-    /// Segment–segment contacts: keep `n·(B(u) − A(s)) ≥ thickness`, with
-    /// Coulomb friction on the substep's sliding of the contact points.
-    fn solve_pairs(&mut self) {
-        for m in 0..self.active.len() {
-            let k = self.active[m] as usize;
-            let p = self.pairs[k];
-            let pts = self.pair_points(&p);
-            let gap = Self::pair_gap(&pts, &self.x);
-            let c = p.n.dot(gap) - p.thickness;
-            if c >= 0.0 {
-                continue;
-            }
-            let denom = self.pair_denominator(&pts);
-            if denom <= 0.0 {
-                continue;
-            }
-            let slide = gap - Self::pair_gap(&pts, &self.prev);
-            let correction = contact_correction(p.n, -c, slide, p.mu);
-            self.pair_push(&pts, correction, denom);
-            self.pairs[k].lambda += -c;
-        }
-    }
-
-    /// Segment–body contacts: keep `n·x(s) − offset ≥ r`, the correction
-    /// split between the two particles by where the point lies (weights
-    /// (1 − s)·w₀ and s·w₁ over (1 − s)²w₀ + s²w₁, which moves the point by
-    /// exactly the penetration), with Coulomb friction on the substep's
-    /// sliding; the body gets the opposite of the particles' momentum change.
-    fn solve_body_contacts(&mut self, h: f32) {
-        for k in 0..self.body_contacts.len() {
-            let bc = self.body_contacts[k];
-            let [(i0, f0), (i1, f1)] = bc.weights(&self.segs);
-            let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
-            let denom = f0 * a0 + f1 * a1;
-            if denom <= 0.0 {
-                continue;
-            }
-            let xs = self.x[i0] * f0 + self.x[i1] * f1;
-            let c = bc.n.dot(xs) - bc.offset - bc.radius;
-            if c >= 0.0 {
-                continue;
-            }
-            let slide = xs - (self.prev[i0] * f0 + self.prev[i1] * f1);
-            let corr = contact_correction(bc.n, -c, slide, bc.mu);
-            self.x[i0] += corr * (a0 / denom);
-            self.x[i1] += corr * (a1 / denom);
-            let c_ref = &mut self.body_contacts[k];
-            c_ref.lambda += -c;
-            if c_ref.dynamic {
-                c_ref.impulse -= corr / (denom * h);
-            }
-        }
-    }
-
-    /// Implicit damping of the relative velocity along each segment.
-    fn damp(&mut self, h: f32) {
-        for seg in &self.segs {
-            let c = self.props[seg.cable as usize].damping;
-            if c <= 0.0 {
-                continue;
-            }
-            let p = seg.p as usize;
-            let (wi, wj) = (self.w[p], self.w[p + 1]);
-            let ws = wi + wj;
-            if ws == 0.0 {
-                continue;
-            }
-            let d = (self.x[p + 1] - self.x[p]).normalize_or_zero();
-            let rel = (self.v[p + 1] - self.v[p]).dot(d);
-            let dv = rel * (1.0 - 1.0 / (1.0 + c * h * ws));
-            self.v[p] += d * (dv * wi / ws);
-            self.v[p + 1] -= d * (dv * wj / ws);
-        }
-    }
-
     /// Contacts that pushed this substep and were approached faster than
     /// the threshold leave at `e` times the approach speed: an impulse
     /// divided by Σ wᵢ²/mᵢ, split by the barycentric weights.
@@ -918,15 +931,15 @@ impl CableSystem {
         // Only pairs solved this substep can have pushed.
         for m in 0..self.active.len() {
             let p = self.pairs[self.active[m] as usize];
-            if p.lambda <= 0.0 || p.e <= 0.0 {
+            if self.active_lambda[m] <= 0.0 || p.e <= 0.0 {
                 continue;
             }
             let pts = self.pair_points(&p);
-            let vn0 = p.n.dot(Self::pair_gap(&pts, &self.v_start));
+            let vn0 = p.n.dot(pair_gap(&pts, &self.v_start, 0));
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;
             }
-            let vn = p.n.dot(Self::pair_gap(&pts, &self.v));
+            let vn = p.n.dot(pair_gap(&pts, &self.v, 0));
             let dv = -p.e * vn0 - vn;
             let denom = self.pair_denominator(&pts);
             if dv <= 0.0 || denom <= 0.0 {
@@ -986,11 +999,29 @@ impl CableSystem {
     pub(crate) fn verify(&mut self, h: f32, first: usize) {
         let clock = std::time::Instant::now();
         self.queue.clear();
-        for k in first..self.pairs.len() {
-            if !self.separated_at_end(&self.pairs[k]) {
-                self.queue.push(k as u32);
-                self.queued[k] = true;
+        {
+            let par = self.x.len() >= PARALLEL_FROM;
+            let [mut f0, mut f1] = std::mem::take(&mut self.failing);
+            let mid = first + (self.pairs.len() - first) / 2;
+            let this = &*self;
+            let check = |range: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                out.clear();
+                out.extend(
+                    range
+                        .filter(|&k| !this.separated_at_end(&this.pairs[k]))
+                        .map(|k| k as u32),
+                );
+            };
+            both(
+                par,
+                || check(first..mid, &mut f0),
+                || check(mid..this.pairs.len(), &mut f1),
+            );
+            for &k in f0.iter().chain(&f1) {
+                self.queue.push(k);
+                self.queued[k as usize] = true;
             }
+            self.failing = [f0, f1];
         }
         if first == 0 {
             self.responses.iter_mut().for_each(|r| *r = 0);
@@ -1192,6 +1223,174 @@ impl CableSystem {
             self.x[i] = x;
         }
         true
+    }
+}
+
+/// The four particles of a pair with their barycentric weights and the
+/// side they are on (−1 for A, +1 for B).
+#[inline]
+fn pair_points(p: &Pair, segs: &[Seg]) -> [(usize, f32, f32); 4] {
+    let (pa, pb) = (segs[p.a as usize].p as usize, segs[p.b as usize].p as usize);
+    [
+        (pa, 1.0 - p.s, -1.0),
+        (pa + 1, p.s, -1.0),
+        (pb, 1.0 - p.u, 1.0),
+        (pb + 1, p.u, 1.0),
+    ]
+}
+
+/// `B(u) − A(s)` over the positions `x` of particles `x0..`.
+#[inline]
+fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3], x0: usize) -> Vec3 {
+    pts.iter()
+        .fold(Vec3::ZERO, |g, &(i, wg, sgn)| g + x[i - x0] * (wg * sgn))
+}
+
+/// XPBD distance constraints, one pass over `lanes` (runs of whole cables)
+/// in chain order (forwards or backwards): a sweep along the chain carries
+/// a correction from one end to the other, which an even/odd ordering does
+/// not (it left a hanging cable 1.05% long). The cables are independent in
+/// this pass, so the lanes' sweeps are interleaved, each in chain order:
+/// the result is that of sweeping the cables one after another, and the
+/// processor overlaps the chains' dependent square roots and divisions.
+/// `x` holds particles `x0..`, `lambda` segments `l0..`.
+#[allow(clippy::too_many_arguments)]
+fn sweep_segments(
+    lanes: &[(usize, usize)],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    x0: usize,
+    lambda: &mut [f32],
+    l0: usize,
+    inv_h2: f32,
+    reverse: bool,
+) {
+    let longest = lanes.iter().map(|l| l.1 - l.0).max().unwrap_or(0);
+    for k in 0..longest {
+        for &(a, b) in lanes {
+            if k >= b - a {
+                continue;
+            }
+            let i = if reverse { b - 1 - k } else { a + k };
+            let seg = segs[i];
+            let p = seg.p as usize;
+            let (wi, wj) = (w[p], w[p + 1]);
+            let ws = wi + wj;
+            if ws == 0.0 {
+                continue;
+            }
+            let d = x[p + 1 - x0] - x[p - x0];
+            let len = d.length();
+            if len < 1.0e-9 {
+                continue;
+            }
+            let nrm = d / len;
+            let alpha = seg.compliance * inv_h2;
+            let c = len - seg.rest;
+            let dl = (-c - alpha * lambda[i - l0]) / (ws + alpha);
+            lambda[i - l0] += dl;
+            x[p - x0] -= nrm * (dl * wi);
+            x[p + 1 - x0] += nrm * (dl * wj);
+        }
+    }
+}
+
+/// Segment–body contacts: keep `n·x(s) − offset ≥ r`, the correction split
+/// between the two particles by where the point lies (weights (1 − s)·w₀
+/// and s·w₁ over (1 − s)²w₀ + s²w₁, which moves the point by exactly the
+/// penetration), with Coulomb friction on the substep's sliding; the body
+/// gets the opposite of the particles' momentum change. `x` holds
+/// particles `x0..`.
+fn solve_body_contacts(
+    contacts: &mut [BodyContact],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    x0: usize,
+    prev: &[Vec3],
+    h: f32,
+) {
+    for bc in contacts {
+        let [(i0, f0), (i1, f1)] = bc.weights(segs);
+        let (a0, a1) = (f0 * w[i0], f1 * w[i1]);
+        let denom = f0 * a0 + f1 * a1;
+        if denom <= 0.0 {
+            continue;
+        }
+        let xs = x[i0 - x0] * f0 + x[i1 - x0] * f1;
+        let c = bc.n.dot(xs) - bc.offset - bc.radius;
+        if c >= 0.0 {
+            continue;
+        }
+        let slide = xs - (prev[i0] * f0 + prev[i1] * f1);
+        let corr = contact_correction(bc.n, -c, slide, bc.mu);
+        x[i0 - x0] += corr * (a0 / denom);
+        x[i1 - x0] += corr * (a1 / denom);
+        bc.lambda += -c;
+        if bc.dynamic {
+            bc.impulse -= corr / (denom * h);
+        }
+    }
+}
+
+/// Segment–segment contacts `list` (with their corrections in `lambda`):
+/// keep `n·(B(u) − A(s)) ≥ thickness`, with Coulomb friction on the
+/// substep's sliding of the contact points; the correction is split over
+/// the four particles by barycentric weight divided by Σ wᵢ²/mᵢ. `x` holds
+/// particles `x0..`.
+#[allow(clippy::too_many_arguments)]
+fn solve_pairs(
+    list: &[u32],
+    lambda: &mut [f32],
+    pairs: &[Pair],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    x0: usize,
+    prev: &[Vec3],
+) {
+    for (m, &k) in list.iter().enumerate() {
+        let p = &pairs[k as usize];
+        let pts = pair_points(p, segs);
+        let gap = pair_gap(&pts, x, x0);
+        let c = p.n.dot(gap) - p.thickness;
+        if c >= 0.0 {
+            continue;
+        }
+        let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
+        if denom <= 0.0 {
+            continue;
+        }
+        let slide = gap - pair_gap(&pts, prev, 0);
+        let correction = contact_correction(p.n, -c, slide, p.mu);
+        for &(i, wg, sgn) in &pts {
+            x[i - x0] += correction * (sgn * wg * w[i] / denom);
+        }
+        lambda[m] += -c;
+    }
+}
+
+/// Implicit damping of the relative velocity along each of `segs`, whose
+/// particles are `x0..` in `x` and `v`.
+fn damp(segs: &[Seg], props: &[Props], w: &[f32], x: &[Vec3], v: &mut [Vec3], x0: usize, h: f32) {
+    for seg in segs {
+        let c = props[seg.cable as usize].damping;
+        if c <= 0.0 {
+            continue;
+        }
+        let p = seg.p as usize;
+        let (wi, wj) = (w[p], w[p + 1]);
+        let ws = wi + wj;
+        if ws == 0.0 {
+            continue;
+        }
+        let (a, b) = (p - x0, p + 1 - x0);
+        let d = (x[b] - x[a]).normalize_or_zero();
+        let rel = (v[b] - v[a]).dot(d);
+        let dv = rel * (1.0 - 1.0 / (1.0 + c * h * ws));
+        v[a] += d * (dv * wi / ws);
+        v[b] -= d * (dv * wj / ws);
     }
 }
 

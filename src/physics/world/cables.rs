@@ -167,6 +167,7 @@ impl World {
                 }
             }
         }
+        sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
     }
