@@ -21,8 +21,9 @@
 //!   - `physics::world` — `World::step`, the whole pipeline in one function
 //!     (stages 5 and 7 in `world/continuous.rs` and `world/cables.rs`)
 //!   - `physics::cable` — cables: XPBD chains, body contacts, and segments
-//!     that never cross (per-pair separating planes checked every substep,
-//!     exact edge–edge CCD behind them); `cable/pairs.rs` is their grid
+//!     that never cross (pairs from each particle's tube once per step,
+//!     per-pair separating planes checked every substep, exact edge–edge CCD
+//!     behind them); `cable/pairs.rs` is their grid
 //!   - `physics::events` — contact begin/end events
 //!   - `physics::scene` — the scene/snapshot format and its validation
 //!   - `physics::ccd_queries` — the `arbiter ccd-queries` runner

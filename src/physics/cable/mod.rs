@@ -17,44 +17,61 @@
 //!
 //! All cables of a world are one particle system on flat arrays.
 //!
-//! 1. **Reach and pairs, once per step.** Each particle gets a reach: how far
-//!    it can move this step (speed × dt plus the fall under gravity, × 1.25,
-//!    plus 1 cm). Segment boxes grown by reach and radius go into a hashed
-//!    grid ([`pairs`]); overlapping boxes whose segments are close enough to
-//!    meet within their reaches become pairs (neighbours on a cable, which
-//!    share a particle, never do). Each pair starts with its closest points:
+//! 1. **Tubes and pairs, once per step.** Each particle gets a *tube*: its
+//!    free flight for the step (the chord of the parabola from its position
+//!    and velocity) and a slack: 5 mm, plus 10% of the predicted
+//!    displacement, plus 1.5× how far it ended from its prediction in the
+//!    last step (particles in contact keep being pushed), plus the chord's
+//!    own error. While a particle stays within its slack of that path at
+//!    every substep's end, its motion in between stays within it too (both
+//!    are linear there). Segment boxes around the tubes go into a grid
+//!    ([`pairs`]); a candidate pair is kept unless the plane of its closest
+//!    points leaves more than the touching distance plus both slacks at the
+//!    tubes' start *and* end: the gap along a fixed direction,
+//!    `min n·bⱼ(t) − max n·aᵢ(t)`, is concave in time for linear paths, so
+//!    it then does so throughout. Cables falling together thus make no
+//!    pairs, however fast they fall. Neighbours on a cable, which share a
+//!    particle, are never a pair. Each pair starts with its closest points:
 //!    the contact coordinates `s`, `u` and the unit direction `n` from A to
 //!    B, which is a *separating plane* of the two segments.
 //! 2. **Body contacts, once per step.** Each segment whose box reaches a body
 //!    is a capsule against it (the world's manifold routine, speculative out
-//!    to the reach): its nearest points become constraints at their `s`
-//!    along the segment, and each end that can reach the body by itself gets
-//!    a sphere contact too.
+//!    to the tube's farthest point): its nearest points become constraints
+//!    at their `s` along the segment, and each end that can reach the body by
+//!    itself gets a sphere contact too.
 //! 3. **Substeps** (8 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction
 //!    split over the four particles by barycentric weight divided by
 //!    Σ wᵢ²/mᵢ, with Coulomb friction; the body side gets the opposite
-//!    momentum. A particle that ends a substep outside its reach extends it
-//!    and its segments are searched for new pairs (many at once: all pairs
-//!    are rebuilt).
+//!    momentum. Segments are swept in chain order, several cables
+//!    interleaved; the cables are cut into two halves of whole cables, and
+//!    each pass solves the halves side by side (on two threads for large
+//!    systems) and then the contacts across them, in a fixed order: the
+//!    result does not depend on the threads.
 //! 4. **Verification, every substep: the no-crossing guarantee.** For
-//!    linear motion the gap along a fixed direction,
-//!    `min n·bⱼ(t) − max n·aᵢ(t)`, is concave in `t`, so a plane that
-//!    separates the segments at the substep's start and at its end separates
-//!    them throughout. Each pair's plane is checked at the end (4 dot
-//!    products, with a 10 µm least gap); a pair that fails tries the plane
-//!    of its closest points at the start, then the exact edge–edge CCD of
-//!    [`super::collision::ccd_cubic`] (no false negatives). If the centre
+//!    linear motion the gap along a fixed direction is concave in `t`, so a
+//!    plane that separates the segments at the substep's start and at its
+//!    end separates them throughout. Each pair's plane is checked at the end
+//!    (4 dot products, with a 10 µm least gap); a pair that fails tries the
+//!    plane of its closest points at the start, then the exact edge–edge CCD
+//!    of [`super::collision::ccd_cubic`] (no false negatives). If the centre
 //!    lines would touch, the thick-segment CCD of
 //!    [`super::collision::ccd_thick`] finds the time of impact and an
 //!    impulse `−(1 + e)·vₙ / Σ wᵢ²/mᵢ`, split by where the contact lies on
 //!    each segment, stops the approach; a pair that still fails after two
 //!    such responses has its four particles held where the substep began (a
 //!    state already proven), and the pairs around them are checked again.
-//!    Pairs outside the list cannot meet while particles stay within their
-//!    reach, which step 3 maintains. `WorldSettings::cable_audit` checks all
-//!    of this by brute force in tests.
+//!    Pairs outside the list cannot touch while particles stay in their
+//!    tubes. A particle that ends the substep outside its tube (pushed there
+//!    by the solve, or held back by the fail-safe) gets a new tube from the
+//!    substep's start at its new velocity; its segments are queried against
+//!    the grid (and a small grid of the other changed boxes) for new pairs,
+//!    which are verified for this substep too, until every particle is in
+//!    its tube (many at once: all pairs are rebuilt).
+//!    `WorldSettings::cable_audit` checks all of this by brute force in
+//!    tests: no two centre lines touch, and no pair left out of the list
+//!    comes within touching distance.
 //! 5. Velocities, damping and restitution (contacts approached faster than
 //!    1 m/s leave at `e` times that speed).
 //!
