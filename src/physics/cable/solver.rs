@@ -282,6 +282,7 @@ pub(crate) struct CableSystem {
     lane_split: usize,
     body_split: usize,
     candidates: Vec<(u32, u32)>,
+    upper_pairs: Vec<Pair>,
     boxes: Vec<(Vec3, Vec3)>,
     grid: Grid,
     pub stats: CableStats,
@@ -512,13 +513,32 @@ impl CableSystem {
             &self.boxes,
             // Neighbours share a particle: never a pair.
             |i, j| segs[i as usize].p.abs_diff(segs[j as usize].p) <= 1,
+            n >= PARALLEL_FROM,
             &mut self.candidates,
         );
-        self.pairs.clear();
-        for k in 0..self.candidates.len() {
-            let (a, b) = self.candidates[k];
-            self.add_pair(a, b, from_prev, t0);
-        }
+        // The filter on two threads for large systems, the halves' pairs
+        // joined in order.
+        let par = n >= PARALLEL_FROM;
+        let mut upper = std::mem::take(&mut self.upper_pairs);
+        let mut lower = std::mem::take(&mut self.pairs);
+        let mid = self.candidates.len() / 2;
+        let this = &*self;
+        let filter = |cands: &[(u32, u32)], out: &mut Vec<Pair>| {
+            out.clear();
+            out.extend(
+                cands
+                    .iter()
+                    .filter_map(|&(a, b)| this.make_pair(a, b, from_prev, t0)),
+            );
+        };
+        both(
+            par,
+            || filter(&this.candidates[..mid], &mut lower),
+            || filter(&this.candidates[mid..], &mut upper),
+        );
+        lower.append(&mut upper);
+        self.pairs = lower;
+        self.upper_pairs = upper;
         self.responses.clear();
         self.index_pairs();
         self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
@@ -533,6 +553,13 @@ impl CableSystem {
     /// leaves more than the touching distance plus both slacks at `from`
     /// and at the end does so throughout.
     fn add_pair(&mut self, a: u32, b: u32, at_prev: bool, from: f32) {
+        if let Some(p) = self.make_pair(a, b, at_prev, from) {
+            self.pairs.push(p);
+        }
+    }
+
+    /// The pair [`Self::add_pair`] adds, if any.
+    fn make_pair(&self, a: u32, b: u32, at_prev: bool, from: f32) -> Option<Pair> {
         let (pa, pb) = (
             self.segs[a as usize].p as usize,
             self.segs[b as usize].p as usize,
@@ -550,7 +577,7 @@ impl CableSystem {
             let gap_from = separation(nd, &t.map(|q| d3(q.at(from.max(q.t0)))));
             let gap_end = separation(nd, &t.map(|q| d3(q.at(self.step))));
             if gap_from.min(gap_end) - slack > (ra + rb) as f64 {
-                return;
+                return None;
             }
         }
         let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
@@ -567,7 +594,7 @@ impl CableSystem {
             &self.props[sa.cable as usize],
             &self.props[sb.cable as usize],
         );
-        self.pairs.push(Pair {
+        Some(Pair {
             a,
             b,
             n,
@@ -576,7 +603,7 @@ impl CableSystem {
             thickness,
             mu: (pra.friction * prb.friction).sqrt(),
             e: pra.restitution.max(prb.restitution),
-        });
+        })
     }
 
     /// The pairs of each segment, and per-pair scratch sized.
