@@ -315,3 +315,56 @@ fn a_heap_of_cables_and_a_collapsing_coil_never_cross_anywhere() {
         .fold(f32::NEG_INFINITY, f32::max);
     assert!(top < 0.5, "the heap came down: top at {top} m");
 }
+
+/// A heap large enough for the solver's two halves to run on two threads
+/// steps bit for bit the same in a one-thread pool and a two-thread pool.
+#[test]
+fn a_large_heap_steps_the_same_on_one_thread_and_on_two() {
+    let build = || {
+        let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+        w.add_body(
+            &BodySpec::new(ShapeSpec::Box {
+                half_extents: [4.0, 0.5, 4.0],
+            })
+            .kind(BodyKind::Static)
+            .position([0.0, -0.5, 0.0]),
+        )
+        .unwrap();
+        for k in 0..100 {
+            let (layer, row) = (k / 10, k % 10);
+            let y = 0.5 + layer as f32 * 0.1;
+            let z = -3.0 + row as f32 * 0.6;
+            let (from, to) = if layer % 2 == 0 {
+                ([-3.0, y, z], [3.0, y, z])
+            } else {
+                ([z, y, -3.0], [z, y, 3.0])
+            };
+            let mut spec = CableSpec::new(from, to, 50);
+            spec.radius = 0.02;
+            w.add_cable(&spec).unwrap();
+        }
+        w
+    };
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let (one, two) = (pool(1), pool(2));
+    let (mut a, mut b) = (build(), build());
+    let mut touched = 0;
+    for step in 0..40 {
+        one.install(|| a.step());
+        two.install(|| b.step());
+        touched += a.cable_stats.contacts;
+        for (ca, cb) in a.cables().iter().zip(b.cables()) {
+            assert!(
+                ca.x == cb.x && ca.v == cb.v,
+                "step {step}: the results differ"
+            );
+        }
+    }
+    // The cables met each other (the contacts across the halves ran).
+    assert!(touched > 1000, "only {touched} contacts");
+}
