@@ -95,6 +95,9 @@ test("viewer draws a world, animates it, and a click pushes a body", { skip, tim
   const stats = await page.evaluate(() => ({ ...window.arbiterViewer.stats }));
   assert.ok(stats.tick > 0 && stats.bodies === 8, JSON.stringify(stats));
   // Landing bodies flash their contacts; the stats show step time and bandwidth.
+  // One more body is dropped now, while the viewer watches: on a loaded
+  // machine the first ones can land before the page has subscribed.
+  await client.spawn(world.id, { shape: { type: "sphere", radius: 0.3 }, position: [5, 2, 0] });
   await page.waitForFunction(() => window.arbiterViewer.stats.flashes > 0, null, { timeout: 10000 });
   const later = await page.evaluate(() => ({ ...window.arbiterViewer.stats }));
   assert.ok(later.stepMs > 0 && later.bytesPerSec > 0, JSON.stringify(later));
