@@ -1,0 +1,198 @@
+//! The constraint kernels of the substeps' passes, on slices: segments,
+//! body contacts, segment contacts and damping. Each works on the particles
+//! `x0..` of a slice, so that the two halves of the cables can be solved
+//! side by side.
+
+use super::{BodyContact, Pair, Props, Seg, Vec3};
+
+/// The four particles of a pair with their barycentric weights and the
+/// side they are on (−1 for A, +1 for B).
+#[inline]
+pub(super) fn pair_points(p: &Pair, segs: &[Seg]) -> [(usize, f32, f32); 4] {
+    let (pa, pb) = (segs[p.a as usize].p as usize, segs[p.b as usize].p as usize);
+    [
+        (pa, 1.0 - p.s, -1.0),
+        (pa + 1, p.s, -1.0),
+        (pb, 1.0 - p.u, 1.0),
+        (pb + 1, p.u, 1.0),
+    ]
+}
+
+/// `B(u) − A(s)` over the positions `x` of particles `x0..`.
+#[inline]
+pub(super) fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3], x0: usize) -> Vec3 {
+    pts.iter()
+        .fold(Vec3::ZERO, |g, &(i, wg, sgn)| g + x[i - x0] * (wg * sgn))
+}
+
+/// XPBD distance constraints, one pass over `lanes` (runs of whole cables)
+/// in chain order (forwards or backwards): a sweep along the chain carries
+/// a correction from one end to the other, which an even/odd ordering does
+/// not (it left a hanging cable 1.05% long). The cables are independent in
+/// this pass, so the lanes' sweeps are interleaved, each in chain order:
+/// the result is that of sweeping the cables one after another, and the
+/// processor overlaps the chains' dependent square roots and divisions.
+/// `x` holds particles `x0..`, `lambda` segments `l0..`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn sweep_segments(
+    lanes: &[(usize, usize)],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    x0: usize,
+    lambda: &mut [f32],
+    l0: usize,
+    inv_h2: f32,
+    reverse: bool,
+) {
+    let longest = lanes.iter().map(|l| l.1 - l.0).max().unwrap_or(0);
+    for k in 0..longest {
+        for &(a, b) in lanes {
+            if k >= b - a {
+                continue;
+            }
+            let i = if reverse { b - 1 - k } else { a + k };
+            let seg = segs[i];
+            let p = seg.p as usize;
+            let (wi, wj) = (w[p], w[p + 1]);
+            let ws = wi + wj;
+            if ws == 0.0 {
+                continue;
+            }
+            let d = x[p + 1 - x0] - x[p - x0];
+            let len = d.length();
+            if len < 1.0e-9 {
+                continue;
+            }
+            let nrm = d / len;
+            let alpha = seg.compliance * inv_h2;
+            let c = len - seg.rest;
+            let dl = (-c - alpha * lambda[i - l0]) / (ws + alpha);
+            lambda[i - l0] += dl;
+            x[p - x0] -= nrm * (dl * wi);
+            x[p + 1 - x0] += nrm * (dl * wj);
+        }
+    }
+}
+
+/// Segment–body contacts: keep `n·x(s) − offset ≥ r`, the correction split
+/// between the two particles by where the point lies (weights (1 − s)·w₀
+/// and s·w₁ over (1 − s)²w₀ + s²w₁, which moves the point by exactly the
+/// penetration), with Coulomb friction on the substep's sliding; the body
+/// gets the opposite of the particles' momentum change. `x` holds
+/// particles `x0..`.
+pub(super) fn solve_body_contacts(
+    contacts: &mut [BodyContact],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    x0: usize,
+    prev: &[Vec3],
+    h: f32,
+) {
+    for bc in contacts {
+        let [(i0, f0), (i1, f1)] = bc.weights(segs);
+        let (a0, a1) = (f0 * w[i0], f1 * w[i1]);
+        let denom = f0 * a0 + f1 * a1;
+        if denom <= 0.0 {
+            continue;
+        }
+        let xs = x[i0 - x0] * f0 + x[i1 - x0] * f1;
+        let c = bc.n.dot(xs) - bc.offset - bc.radius;
+        if c >= 0.0 {
+            continue;
+        }
+        let slide = xs - (prev[i0] * f0 + prev[i1] * f1);
+        let corr = contact_correction(bc.n, -c, slide, bc.mu);
+        x[i0 - x0] += corr * (a0 / denom);
+        x[i1 - x0] += corr * (a1 / denom);
+        bc.lambda += -c;
+        if bc.dynamic {
+            bc.impulse -= corr / (denom * h);
+        }
+    }
+}
+
+/// Segment–segment contacts `list` (with their corrections in `lambda`):
+/// keep `n·(B(u) − A(s)) ≥ thickness`, with Coulomb friction on the
+/// substep's sliding of the contact points; the correction is split over
+/// the four particles by barycentric weight divided by Σ wᵢ²/mᵢ. `x` holds
+/// particles `x0..`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_pairs(
+    list: &[u32],
+    lambda: &mut [f32],
+    pairs: &[Pair],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    x0: usize,
+    prev: &[Vec3],
+) {
+    for (m, &k) in list.iter().enumerate() {
+        let p = &pairs[k as usize];
+        let pts = pair_points(p, segs);
+        let gap = pair_gap(&pts, x, x0);
+        let c = p.n.dot(gap) - p.thickness;
+        if c >= 0.0 {
+            continue;
+        }
+        let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
+        if denom <= 0.0 {
+            continue;
+        }
+        let slide = gap - pair_gap(&pts, prev, 0);
+        let correction = contact_correction(p.n, -c, slide, p.mu);
+        for &(i, wg, sgn) in &pts {
+            x[i - x0] += correction * (sgn * wg * w[i] / denom);
+        }
+        lambda[m] += -c;
+    }
+}
+
+/// Implicit damping of the relative velocity along each of `segs`, whose
+/// particles are `x0..` in `x` and `v`.
+pub(super) fn damp(
+    segs: &[Seg],
+    props: &[Props],
+    w: &[f32],
+    x: &[Vec3],
+    v: &mut [Vec3],
+    x0: usize,
+    h: f32,
+) {
+    for seg in segs {
+        let c = props[seg.cable as usize].damping;
+        if c <= 0.0 {
+            continue;
+        }
+        let p = seg.p as usize;
+        let (wi, wj) = (w[p], w[p + 1]);
+        let ws = wi + wj;
+        if ws == 0.0 {
+            continue;
+        }
+        let (a, b) = (p - x0, p + 1 - x0);
+        let d = (x[b] - x[a]).normalize_or_zero();
+        let rel = (v[b] - v[a]).dot(d);
+        let dv = rel * (1.0 - 1.0 / (1.0 + c * h * ws));
+        v[a] += d * (dv * wi / ws);
+        v[b] -= d * (dv * wj / ws);
+    }
+}
+
+/// The correction of a contact point that is `depth` deep along `n`: out
+/// by the depth, and back against this substep's sliding `slide` as far as
+/// Coulomb's cone allows (μ times the depth).
+#[inline]
+pub(super) fn contact_correction(n: Vec3, depth: f32, slide: Vec3, mu: f32) -> Vec3 {
+    let tangential = slide - n * slide.dot(n);
+    let limit = mu * depth;
+    let t_len = tangential.length();
+    let friction = if t_len <= limit {
+        tangential
+    } else {
+        tangential * (limit / t_len)
+    };
+    n * depth - friction
+}

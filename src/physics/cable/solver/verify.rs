@@ -1,0 +1,289 @@
+//! The no-crossing verification of every substep (see the module
+//! documentation of [`super::super`]): each pair's separating plane, the
+//! exact edge–edge CCD behind it, the thick-segment impulse and the
+//! fail-safe; and the brute-force audit for tests.
+
+use super::both;
+use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP, PARALLEL_FROM};
+use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
+use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
+use glam::DVec3;
+
+impl CableSystem {
+    /// The four endpoints of a pair in a position array, in f64.
+    #[inline]
+    fn endpoints(&self, p: &Pair, x: &[Vec3]) -> [DVec3; 4] {
+        let (pa, pb) = (
+            self.segs[p.a as usize].p as usize,
+            self.segs[p.b as usize].p as usize,
+        );
+        [d3(x[pa]), d3(x[pa + 1]), d3(x[pb]), d3(x[pb + 1])]
+    }
+
+    /// Whether the pair's plane still separates the segments at the end of
+    /// the substep (it did at the start).
+    #[inline]
+    fn separated_at_end(&self, p: &Pair) -> bool {
+        separation(d3(p.n), &self.endpoints(p, &self.x)) >= MIN_GAP
+    }
+
+    /// Every pair from index `first` on is either proven not to have
+    /// crossed during the substep, or stopped (and the pairs around what
+    /// was stopped are checked again): see the module documentation.
+    pub(crate) fn verify(&mut self, h: f32, first: usize) {
+        let clock = std::time::Instant::now();
+        self.queue.clear();
+        {
+            let par = self.x.len() >= PARALLEL_FROM;
+            let [mut f0, mut f1] = std::mem::take(&mut self.failing);
+            let mid = first + (self.pairs.len() - first) / 2;
+            let this = &*self;
+            let check = |range: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                out.clear();
+                out.extend(
+                    range
+                        .filter(|&k| !this.separated_at_end(&this.pairs[k]))
+                        .map(|k| k as u32),
+                );
+            };
+            both(
+                par,
+                || check(first..mid, &mut f0),
+                || check(mid..this.pairs.len(), &mut f1),
+            );
+            for &k in f0.iter().chain(&f1) {
+                self.queue.push(k);
+                self.queued[k as usize] = true;
+            }
+            self.failing = [f0, f1];
+        }
+        if first == 0 {
+            self.responses.iter_mut().for_each(|r| *r = 0);
+            self.end_only.clear();
+        }
+        self.end_only.resize(self.pairs.len(), false);
+        let mut frozen_list: Vec<usize> = Vec::new();
+        while let Some(k) = self.queue.pop() {
+            let k = k as usize;
+            self.queued[k] = false;
+            let p = self.pairs[k];
+            if !self.end_only[k] && self.separated_at_end(&p) {
+                continue;
+            }
+            self.end_only[k] = false;
+            let start = self.endpoints(&p, &self.prev);
+            let end = self.endpoints(&p, &self.x);
+            // 1. A separating plane of the substep's start that also holds at
+            //    its end proves the same (the gap along a fixed direction is
+            //    concave in time for linear motion).
+            //    From here on the pair keeps that plane of the start, valid
+            //    there whatever its particles do next.
+            let sc = closest_points_segment_segment(start[0], start[1], start[2], start[3]);
+            let n0 = separating_normal(&sc, start.map(|q| q.as_vec3()));
+            self.refresh(k, n0, &sc);
+            if sc.distance_squared > 0.0 && separation(d3(n0), &end) >= MIN_GAP {
+                continue;
+            }
+            let pts = self.pair_points(&self.pairs[k]);
+            if pts
+                .iter()
+                .all(|&(i, _, _)| self.frozen[i] || self.w[i] == 0.0)
+            {
+                // Nothing of it moves: it stays as the substep found it.
+                continue;
+            }
+            // 2. The exact edge–edge CCD (no false negatives).
+            self.stats.ccd_queries += 1;
+            if EdgeEdgeQuery::new(start, end).toi().is_none() {
+                let sc1 = closest_points_segment_segment(end[0], end[1], end[2], end[3]);
+                if sc1.distance_squared >= MIN_GAP * MIN_GAP {
+                    let n1 = separating_normal(&sc1, end.map(|q| q.as_vec3()));
+                    // Valid at the end, which is where the next substep starts.
+                    self.refresh(k, n1, &sc1);
+                    self.end_only[k] = true;
+                    continue;
+                }
+            }
+            // 3. They would cross (or end touching): an impulse at the
+            //    thick-segment time of impact, a few times; then the
+            //    fail-safe holds the four particles where the substep began.
+            let responded = self.responses[k] < MAX_RESPONSES && self.respond(k, &start, h);
+            if responded {
+                self.responses[k] += 1;
+                self.stats.impacts += 1;
+            } else {
+                for &(i, _, _) in &pts {
+                    if !self.frozen[i] && self.w[i] > 0.0 {
+                        self.frozen[i] = true;
+                        frozen_list.push(i);
+                        self.stats.frozen += 1;
+                    }
+                    self.x[i] = self.prev[i];
+                }
+            }
+            for &(i, _, _) in &pts {
+                self.enqueue_around(i);
+            }
+            if !self.queued[k] {
+                self.queued[k] = true;
+                self.queue.push(k as u32);
+            }
+        }
+        for i in frozen_list {
+            self.frozen[i] = false;
+        }
+        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Brute force, for tests: every pair of non-neighbouring segments,
+    /// whether or not the broad phase kept it, through the exact edge–edge
+    /// CCD over the substep's motion.
+    pub(super) fn audit(&mut self) {
+        let listed: std::collections::HashSet<(u32, u32)> =
+            self.pairs.iter().map(|p| (p.a, p.b)).collect();
+        for i in 0..self.segs.len() {
+            for j in i + 1..self.segs.len() {
+                let (pa, pb) = (self.segs[i].p as usize, self.segs[j].p as usize);
+                if pa.abs_diff(pb) <= 1 {
+                    continue;
+                }
+                let at = |x: &[Vec3]| [d3(x[pa]), d3(x[pa + 1]), d3(x[pb]), d3(x[pb + 1])];
+                let (start, end) = (at(&self.prev), at(&self.x));
+                // Touching at the start is not a crossing in this substep.
+                let sc = closest_points_segment_segment(start[0], start[1], start[2], start[3]);
+                // Strict: the centre lines may not even touch.
+                if sc.distance_squared > 0.0 && EdgeEdgeQuery::new(start, end).toi().is_some() {
+                    self.stats.audit_crossings += 1;
+                }
+                if !listed.contains(&(i as u32, j as u32)) {
+                    let touch = (self.radius(i) + self.radius(j)) as f64;
+                    let sc = closest_points_segment_segment(end[0], end[1], end[2], end[3]);
+                    if sc.distance_squared <= touch * touch {
+                        self.stats.audit_missed += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A fresh separating direction and contact coordinates for pair `k`.
+    fn refresh(
+        &mut self,
+        k: usize,
+        n: Vec3,
+        sc: &crate::physics::collision::ccd_thick::SegmentClosest,
+    ) {
+        let p = &mut self.pairs[k];
+        p.n = n;
+        p.s = sc.s as f32;
+        p.u = sc.t as f32;
+    }
+
+    /// Queues every pair of the segments that hold particle `i`.
+    fn enqueue_around(&mut self, i: usize) {
+        for seg in self.part_segs[i] {
+            if seg == u32::MAX {
+                continue;
+            }
+            let (a, b) = (
+                self.seg_pair_start[seg as usize] as usize,
+                self.seg_pair_start[seg as usize + 1] as usize,
+            );
+            for m in a..b {
+                let q = self.pair_index[m] as usize;
+                if !self.queued[q] {
+                    self.queued[q] = true;
+                    self.queue.push(q as u32);
+                }
+            }
+        }
+    }
+
+    /// Thick-segment CCD over the substep and, at its time of impact, an
+    /// impulse that stops the approach along the pair's normal (with
+    /// restitution); the particles go on from there with their new
+    /// velocities. False when there is nothing to respond with.
+    fn respond(&mut self, k: usize, start: &[DVec3; 4], h: f32) -> bool {
+        let p = self.pairs[k];
+        let end = self.endpoints(&p, &self.x);
+        let (ra, rb) = (
+            self.radius(p.a as usize) as f64,
+            self.radius(p.b as usize) as f64,
+        );
+        let res = thick_edge_edge_ccd(*start, end, ra, rb, 1.0e-4);
+        self.stats.subdivisions += res.subdivisions as u64;
+        let Some(toi) = res.toi else { return false };
+        let t = toi as f32;
+        let at: [DVec3; 4] = std::array::from_fn(|i| start[i].lerp(end[i], toi));
+        let sc = closest_points_segment_segment(at[0], at[1], at[2], at[3]);
+        let (s, u) = (sc.s as f32, sc.t as f32);
+        let gap = (sc.point_b - sc.point_a).as_vec3();
+        // Along the gap when there is one; else the side B started on.
+        let n = if gap.length() > 1.0e-6 && gap.dot(p.n) > 0.0 {
+            gap.normalize()
+        } else {
+            p.n
+        };
+        let pts = self.pair_points(&Pair { s, u, ..p });
+        let denom = self.pair_denominator(&pts);
+        if denom <= 0.0 {
+            return false;
+        }
+        let vel = |sys: &Self, i: usize| (sys.x[i] - sys.prev[i]) / h;
+        let vn: f32 = pts
+            .iter()
+            .map(|&(i, wg, sgn)| n.dot(vel(self, i)) * wg * sgn)
+            .sum();
+        if vn >= 0.0 {
+            return false;
+        }
+        let j = -(1.0 + p.e) * vn / denom;
+        let mut moved = [None; 4];
+        for (m, &(i, wg, sgn)) in pts.iter().enumerate() {
+            if self.frozen[i] || self.w[i] == 0.0 {
+                continue;
+            }
+            let v_old = vel(self, i);
+            let v_new = v_old + n * (sgn * j * wg * self.w[i]);
+            let x_t = self.prev[i] + v_old * (t * h);
+            let x = x_t + v_new * ((1.0 - t) * h);
+            // The pairs only cover motion within each particle's tube.
+            if self.outside_tube(i, x) {
+                return false;
+            }
+            moved[m] = Some((i, x));
+        }
+        for (i, x) in moved.into_iter().flatten() {
+            self.x[i] = x;
+        }
+        true
+    }
+}
+
+/// `min over B's endpoints of n·b − max over A's endpoints of n·a`: ≥ 0
+/// when the plane normal to `n` separates the segments.
+#[inline]
+pub(super) fn separation(n: DVec3, e: &[DVec3; 4]) -> f64 {
+    n.dot(e[2]).min(n.dot(e[3])) - n.dot(e[0]).max(n.dot(e[1]))
+}
+
+/// The unit direction from A's closest point to B's: a separating direction
+/// for two disjoint segments. For touching ones, the edges' cross product
+/// (up to sign, towards B's side if either side is told).
+pub(super) fn separating_normal(
+    sc: &crate::physics::collision::ccd_thick::SegmentClosest,
+    e: [Vec3; 4],
+) -> Vec3 {
+    let gap = (sc.point_b - sc.point_a).as_vec3();
+    let len = gap.length();
+    if len > 1.0e-7 {
+        return gap / len;
+    }
+    let c = (e[1] - e[0]).cross(e[3] - e[2]).normalize_or(Vec3::Y);
+    let mid_b = (e[2] + e[3]) * 0.5 - (e[0] + e[1]) * 0.5;
+    if mid_b.dot(c) < 0.0 {
+        -c
+    } else {
+        c
+    }
+}
