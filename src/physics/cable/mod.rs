@@ -44,8 +44,9 @@
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction
 //!    split over the four particles by barycentric weight divided by
 //!    Σ wᵢ²/mᵢ, with Coulomb friction; the body side gets the opposite
-//!    momentum. Segments are swept in chain order, several cables
-//!    interleaved; the cables are cut into two halves of whole cables, and
+//!    momentum. Segments are swept in chain order, eight runs of cables
+//!    side by side as SIMD vectors (`solver/sweep.rs`; bit for bit the
+//!    scalar result); the cables are cut into two halves of whole cables, and
 //!    each pass solves the halves side by side (on two threads for large
 //!    systems) and then the contacts across them, in a fixed order: the
 //!    result does not depend on the threads.

@@ -7,10 +7,12 @@ use super::{Cable, MIN_THICKNESS};
 use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
 use glam::DVec3;
-use kernels::{damp, pair_gap, pair_points, solve_body_contacts, solve_pairs, sweep_segments};
+use kernels::{damp, pair_gap, pair_points, solve_body_contacts, solve_pairs};
+use sweep::SweepGroup;
 use verify::{separating_normal, separation};
 
 mod kernels;
+mod sweep;
 mod verify;
 
 /// Least slack of a particle's tube (m): how far it may stray from the
@@ -22,10 +24,9 @@ const TUBE_FACTOR: f32 = 0.1;
 /// prediction in the last step (contacts and segments bend paths, and go on
 /// doing so).
 const TUBE_MEMORY: f32 = 1.5;
-/// Runs of cables whose segment sweeps are interleaved: each sweep is a
-/// chain of dependent square roots and divisions, and independent chains
-/// side by side keep the processor busy.
-const LANES: usize = 8;
+/// Runs of whole cables of about equal length whose segment sweeps go side
+/// by side (a group of [`sweep::GROUP`] per half; see [`sweep`]).
+const LANES: usize = 2 * sweep::GROUP;
 /// Particles from which the two halves run on two threads (below, one
 /// after the other: the result is the same either way).
 const PARALLEL_FROM: usize = 4096;
@@ -247,12 +248,13 @@ pub(crate) struct CableSystem {
     scratch: Vec<u32>,
     pub segs: Vec<Seg>,
     /// Contiguous runs of whole cables, of about equal length, swept side
-    /// by side (see [`Self::solve_segments`]).
+    /// by side in groups (those of the lower half below `group_split`).
     lanes: Vec<(usize, usize)>,
+    groups: Vec<SweepGroup>,
+    group_split: usize,
     props: Vec<Props>,
     /// For each particle, the segments that hold it (`u32::MAX`: none).
     part_segs: Vec<[u32; 2]>,
-    seg_lambda: Vec<f32>,
     pairs: Vec<Pair>,
     /// Pairs of each segment (CSR over `pair_index`).
     seg_pair_start: Vec<u32>,
@@ -366,8 +368,12 @@ impl CableSystem {
         self.v_start.resize(n, Vec3::ZERO);
         self.frozen.clear();
         self.frozen.resize(n, false);
-        self.seg_lambda.clear();
-        self.seg_lambda.resize(self.segs.len(), 0.0);
+        let (lo, hi) = self.lanes.split_at(self.lane_split);
+        let (segs, w, part_segs) = (&self.segs, &self.w, &self.part_segs);
+        let group = |l: &[(usize, usize)]| SweepGroup::new(l, segs, w, part_segs);
+        self.groups = lo.chunks(sweep::GROUP).map(group).collect();
+        self.group_split = self.groups.len();
+        self.groups.extend(hi.chunks(sweep::GROUP).map(group));
         self.stats = CableStats::default();
         self.body_contacts.clear();
         self.body_split = 0;
@@ -784,7 +790,7 @@ impl CableSystem {
                 || predict(x1, v1, p1, s1, &w[half..]),
             );
         }
-        self.seg_lambda.iter_mut().for_each(|l| *l = 0.0);
+        self.groups.iter_mut().for_each(SweepGroup::reset);
         self.select_active(par);
         self.body_contacts.iter_mut().for_each(|c| c.lambda = 0.0);
         let inv_h2 = 1.0 / (h * h);
@@ -842,34 +848,33 @@ impl CableSystem {
     /// One pass: segments, body contacts and contacts in each half (side
     /// by side), then the contacts across the halves.
     fn solve_pass(&mut self, inv_h2: f32, h: f32, reverse: bool, par: bool) {
-        let (split, split_seg) = (self.split, self.split_seg);
+        let split = self.split;
         let (n_lo, n_hi) = self.active_split;
         let (segs, w, prev, pairs) = (&self.segs, &self.w, &self.prev, &self.pairs);
         {
             let (x_lo, x_hi) = self.x.split_at_mut(split);
-            let (l_lo, l_hi) = self.seg_lambda.split_at_mut(split_seg);
+            let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
             let (b_lo, b_hi) = self.body_contacts.split_at_mut(self.body_split);
-            let (lanes_lo, lanes_hi) = self.lanes.split_at(self.lane_split);
             let (a_lo, a_rest) = self.active.split_at(n_lo);
             let a_hi = &a_rest[..n_hi];
             let (al_lo, al_rest) = self.active_lambda.split_at_mut(n_lo);
             let al_hi = &mut al_rest[..n_hi];
-            let half = |lanes: &[(usize, usize)],
+            let half = |groups: &mut [SweepGroup],
                         x: &mut [Vec3],
                         x0: usize,
-                        lambda: &mut [f32],
-                        l0: usize,
                         bodies: &mut [BodyContact],
                         active: &[u32],
                         active_lambda: &mut [f32]| {
-                sweep_segments(lanes, segs, w, x, x0, lambda, l0, inv_h2, reverse);
+                for g in groups {
+                    g.sweep(x, x0, inv_h2, reverse);
+                }
                 solve_body_contacts(bodies, segs, w, x, x0, prev, h);
                 solve_pairs(active, active_lambda, pairs, segs, w, x, x0, prev);
             };
             both(
                 par,
-                || half(lanes_lo, x_lo, 0, l_lo, 0, b_lo, a_lo, al_lo),
-                || half(lanes_hi, x_hi, split, l_hi, split_seg, b_hi, a_hi, al_hi),
+                || half(g_lo, x_lo, 0, b_lo, a_lo, al_lo),
+                || half(g_hi, x_hi, split, b_hi, a_hi, al_hi),
             );
         }
         let (a_cross, al_cross) = (

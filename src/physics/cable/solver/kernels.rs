@@ -1,5 +1,6 @@
-//! The constraint kernels of the substeps' passes, on slices: segments,
-//! body contacts, segment contacts and damping. Each works on the particles
+//! The constraint kernels of the substeps' passes, on slices: body
+//! contacts, segment contacts and damping (the segments' sweep is in
+//! [`super::sweep`]). Each works on the particles
 //! `x0..` of a slice, so that the two halves of the cables can be solved
 //! side by side.
 
@@ -23,56 +24,6 @@ pub(super) fn pair_points(p: &Pair, segs: &[Seg]) -> [(usize, f32, f32); 4] {
 pub(super) fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3], x0: usize) -> Vec3 {
     pts.iter()
         .fold(Vec3::ZERO, |g, &(i, wg, sgn)| g + x[i - x0] * (wg * sgn))
-}
-
-/// XPBD distance constraints, one pass over `lanes` (runs of whole cables)
-/// in chain order (forwards or backwards): a sweep along the chain carries
-/// a correction from one end to the other, which an even/odd ordering does
-/// not (it left a hanging cable 1.05% long). The cables are independent in
-/// this pass, so the lanes' sweeps are interleaved, each in chain order:
-/// the result is that of sweeping the cables one after another, and the
-/// processor overlaps the chains' dependent square roots and divisions.
-/// `x` holds particles `x0..`, `lambda` segments `l0..`.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn sweep_segments(
-    lanes: &[(usize, usize)],
-    segs: &[Seg],
-    w: &[f32],
-    x: &mut [Vec3],
-    x0: usize,
-    lambda: &mut [f32],
-    l0: usize,
-    inv_h2: f32,
-    reverse: bool,
-) {
-    let longest = lanes.iter().map(|l| l.1 - l.0).max().unwrap_or(0);
-    for k in 0..longest {
-        for &(a, b) in lanes {
-            if k >= b - a {
-                continue;
-            }
-            let i = if reverse { b - 1 - k } else { a + k };
-            let seg = segs[i];
-            let p = seg.p as usize;
-            let (wi, wj) = (w[p], w[p + 1]);
-            let ws = wi + wj;
-            if ws == 0.0 {
-                continue;
-            }
-            let d = x[p + 1 - x0] - x[p - x0];
-            let len = d.length();
-            if len < 1.0e-9 {
-                continue;
-            }
-            let nrm = d / len;
-            let alpha = seg.compliance * inv_h2;
-            let c = len - seg.rest;
-            let dl = (-c - alpha * lambda[i - l0]) / (ws + alpha);
-            lambda[i - l0] += dl;
-            x[p - x0] -= nrm * (dl * wi);
-            x[p + 1 - x0] += nrm * (dl * wj);
-        }
-    }
 }
 
 /// Segment–body contacts: keep `n·x(s) − offset ≥ r`, the correction split
