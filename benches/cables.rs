@@ -90,15 +90,18 @@ fn main() {
         }
         let t = Instant::now();
         let mut sum = [0u64; 7];
-        let mut phases = [0.0f64; 4];
+        let mut phases = [0.0f64; 6];
         for _ in 0..steps {
             w.step();
             let s = w.cable_stats;
-            for (acc, x) in
-                phases
-                    .iter_mut()
-                    .zip([s.ms_pairs, s.ms_bodies, s.ms_solve, s.ms_verify])
-            {
+            for (acc, x) in phases.iter_mut().zip([
+                s.ms_pairs,
+                s.ms_extend,
+                s.ms_bodies,
+                s.ms_solve,
+                s.ms_verify,
+                s.ms_finish,
+            ]) {
                 *acc += x / steps as f64;
             }
             for (acc, x) in sum.iter_mut().zip([
@@ -117,8 +120,8 @@ fn main() {
         let per: Vec<String> = sum.iter().map(|x| (x / steps as u64).to_string()).collect();
         println!("{n}, {ms:.2}, {}, {}", per.join(", "), ms <= 16.7);
         println!(
-            "  phases (ms/step): pairs {:.2}, body contacts {:.2}, solve {:.2}, verify {:.2}",
-            phases[0], phases[1], phases[2], phases[3]
+            "  phases (ms/step): pairs {:.2}, extensions {:.2}, body contacts {:.2}, solve {:.2}, verify {:.2}, substep ends {:.2}",
+            phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]
         );
     }
     // Naive baseline: 500 edges (10 cables of 50), one substep's sweep of

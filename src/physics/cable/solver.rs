@@ -94,13 +94,17 @@ pub struct CableStats {
     /// touch this step) found within touching distance at a substep's end.
     /// Zero is the promise.
     pub audit_missed: u64,
-    /// Wall-clock time (ms) of the step's phases: pairs (grid, distance
-    /// filter, certificates; rebuilds included), body contacts, the
-    /// substeps' solve passes, and the no-crossing verification.
+    /// Wall-clock time (ms) of the step's phases: pairs (tubes, grid,
+    /// distance filter; full rebuilds included), tube extensions (with
+    /// their local pair search), body contacts, the substeps' prediction,
+    /// contact selection and solve passes, the no-crossing verification,
+    /// and the substeps' ends (velocities, damping, restitution).
     pub ms_pairs: f64,
+    pub ms_extend: f64,
     pub ms_bodies: f64,
     pub ms_solve: f64,
     pub ms_verify: f64,
+    pub ms_finish: f64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -724,7 +728,7 @@ impl CableSystem {
         if self.pairs.len() != before {
             self.index_pairs();
         }
-        self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
+        self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
         Some(grown)
     }
 
@@ -912,6 +916,7 @@ impl CableSystem {
         if audit {
             self.audit();
         }
+        let clock = std::time::Instant::now();
         let par = self.x.len() >= PARALLEL_FROM;
         let split = self.split;
         let (segs, props, w, prev) = (&self.segs, &self.props, &self.w, &self.prev);
@@ -937,6 +942,7 @@ impl CableSystem {
         );
         self.apply_restitution();
         self.stats.contacts += self.active_lambda.iter().filter(|&&l| l > 0.0).count() as u64;
+        self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
     }
 
     /// The four particles of a pair with their barycentric weights and the
