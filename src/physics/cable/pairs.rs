@@ -5,12 +5,15 @@
 //! side in memory), and hashed into a table otherwise (boxes spread far
 //! apart).
 //!
-//! Each box is entered in every cell it covers. Two boxes that overlap share
-//! the cell holding the lower corner of their intersection (the
-//! componentwise maximum of their lower corners), and the pair is reported
-//! from that cell only, so every pair comes out once without a dedup pass.
-//! Pairs come out grouped by their first box, in index order (the solver
-//! then walks memory in order). Boxes covering more than
+//! Each box is entered, with its bounds, in every cell it covers. The
+//! buckets are read one after another, each one's entries against each
+//! other (memory in order; reading them box by box instead missed the cache
+//! at every bucket and took twice as long). Two boxes that overlap share the
+//! cell holding the lower corner of their intersection (the componentwise
+//! maximum of their lower corners), and the pair is reported from that
+//! cell only, so every pair comes out once without a dedup pass. A
+//! counting sort then groups the pairs by their first box, in index order
+//! (the solver then walks memory in order). Boxes covering more than
 //! [`MAX_CELLS_PER_AXIS`] cells along an axis (a very long or very fast
 //! segment) stay out of the grid and are tested against every box; they are
 //! rare, and the result stays exact. The grid is kept after a build so that
@@ -21,9 +24,12 @@ use super::super::math::Vec3;
 /// Boxes wider than this many cells along an axis are tested by brute force.
 const MAX_CELLS_PER_AXIS: i32 = 4;
 
-#[derive(Clone, Copy)]
+/// A box in a bucket, with its bounds (so that a query reads the bucket
+/// alone).
+#[derive(Clone, Copy, Default)]
 struct Entry {
-    cell: [i32; 3],
+    lo: Vec3,
+    hi: Vec3,
     item: u32,
 }
 
@@ -33,12 +39,18 @@ pub(crate) struct Grid {
     /// Start of each bucket in `sorted` (one more than the buckets).
     counts: Vec<u32>,
     sorted: Vec<Entry>,
-    staged: Vec<(u32, Entry)>,
+    /// Each entry's cell and box, in box order, and then its slot.
+    staged: Vec<([i32; 3], u32)>,
+    slots: Vec<u32>,
     /// Boxes kept out of the grid, ascending.
     big: Vec<u32>,
     is_big: Vec<bool>,
     items: usize,
     inv: f32,
+    /// Scratch of [`Self::pairs`]: pairs as found, and their order.
+    found: Vec<(u32, u32)>,
+    found_upper: Vec<(u32, u32)>,
+    by_first: Vec<u32>,
     table: Table,
 }
 
@@ -58,7 +70,7 @@ enum Table {
 
 impl std::fmt::Debug for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}:{}", self.cell, self.item)
+        write!(f, "{}", self.item)
     }
 }
 
@@ -148,13 +160,7 @@ impl Grid {
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
                     for z in lo[2]..=hi[2] {
-                        self.staged.push((
-                            0,
-                            Entry {
-                                cell: [x, y, z],
-                                item: i as u32,
-                            },
-                        ));
+                        self.staged.push(([x, y, z], i as u32));
                     }
                 }
             }
@@ -181,31 +187,27 @@ impl Grid {
             };
             buckets
         };
+        self.slots.clear();
         for k in 0..self.staged.len() {
-            let slot = self.slot(self.staged[k].1.cell).unwrap_or(0);
-            self.staged[k].0 = slot as u32;
+            let slot = self.slot(self.staged[k].0).unwrap_or(0);
+            self.slots.push(slot as u32);
         }
-        // Counting sort by slot.
+        // Counting sort by slot (stable: each bucket in box order).
         self.counts.clear();
         self.counts.resize(buckets + 1, 0);
-        for (h, _) in &self.staged {
+        for h in &self.slots {
             self.counts[*h as usize + 1] += 1;
         }
         for k in 1..=buckets {
             self.counts[k] += self.counts[k - 1];
         }
         self.sorted.clear();
-        self.sorted.resize(
-            self.staged.len(),
-            Entry {
-                cell: [0; 3],
-                item: 0,
-            },
-        );
+        self.sorted.resize(self.staged.len(), Entry::default());
         // Each slot's start moves to its end as it fills; shifted back after.
-        for (h, e) in &self.staged {
+        for (h, &(_, item)) in self.slots.iter().zip(&self.staged) {
             let slot = &mut self.counts[*h as usize];
-            self.sorted[*slot as usize] = *e;
+            let (lo, hi) = boxes[item as usize];
+            self.sorted[*slot as usize] = Entry { lo, hi, item };
             *slot += 1;
         }
         for k in (1..=buckets).rev() {
@@ -230,73 +232,95 @@ impl Grid {
             return;
         }
         self.build(boxes);
-        let mid = boxes.len() / 2;
+        let buckets = self.counts.len().saturating_sub(1);
+        let mut found = std::mem::take(&mut self.found);
+        let mut upper = std::mem::take(&mut self.found_upper);
+        let mid = buckets / 2;
         if par {
-            let mut upper = Vec::new();
             rayon::join(
-                || self.pairs_of(boxes, 0..mid, &skip, out),
-                || self.pairs_of(boxes, mid..boxes.len(), &skip, &mut upper),
+                || self.bucket_pairs(0..mid, &skip, &mut found),
+                || self.bucket_pairs(mid..buckets, &skip, &mut upper),
             );
-            out.append(&mut upper);
         } else {
-            self.pairs_of(boxes, 0..boxes.len(), &skip, out);
+            self.bucket_pairs(0..mid, &skip, &mut found);
+            self.bucket_pairs(mid..buckets, &skip, &mut upper);
         }
+        found.append(&mut upper);
+        // Boxes kept out of the grid, against every box.
+        for &g in &self.big {
+            let bg = &boxes[g as usize];
+            for (j, bj) in boxes.iter().enumerate() {
+                let j = j as u32;
+                // A pair of two big boxes is found from the lower.
+                if j == g || (j < g && self.is_big[j as usize]) || !overlap(bg, bj) {
+                    continue;
+                }
+                let (a, b) = (g.min(j), g.max(j));
+                if !skip(a, b) {
+                    found.push((a, b));
+                }
+            }
+        }
+        // Grouped by first box (a counting sort, stable: a function of the
+        // input alone).
+        let start = &mut self.by_first;
+        start.clear();
+        start.resize(boxes.len() + 1, 0);
+        for &(a, _) in &found {
+            start[a as usize + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let base = out.len();
+        out.resize(base + found.len(), (0, 0));
+        for &(a, b) in &found {
+            let slot = &mut start[a as usize];
+            out[base + *slot as usize] = (a, b);
+            *slot += 1;
+        }
+        found.clear();
+        self.found = found;
+        self.found_upper = upper;
     }
 
-    /// The pairs of [`Self::pairs`] whose first box is in `range`.
-    fn pairs_of(
+    /// The pairs of [`Self::pairs`] within the grid, from the buckets
+    /// `range`: each bucket's entries against each other (memory read in
+    /// order), a pair reported from the bucket of the cell that holds the
+    /// lower corner of the boxes' intersection (which both boxes cover, so
+    /// both are entered there), and once if a hashed bucket holds a box
+    /// twice (its entries are in box order, so repeats are adjacent).
+    fn bucket_pairs(
         &self,
-        boxes: &[(Vec3, Vec3)],
         range: std::ops::Range<usize>,
         skip: &(impl Fn(u32, u32) -> bool + Sync),
         out: &mut Vec<(u32, u32)>,
     ) {
-        for i in range {
-            let bi = &boxes[i];
-            let i = i as u32;
-            let mut report = |j: u32| {
-                if !skip(i, j) {
-                    out.push((i, j));
+        for k in range {
+            let bucket = &self.sorted[self.counts[k] as usize..self.counts[k + 1] as usize];
+            for (m, ea) in bucket.iter().enumerate() {
+                if m > 0 && bucket[m - 1].item == ea.item {
+                    continue;
                 }
-            };
-            if self.is_big[i as usize] {
-                for (j, bj) in boxes.iter().enumerate().skip(i as usize + 1) {
-                    if overlap(bi, bj) {
-                        report(j as u32);
+                let a = (ea.lo, ea.hi);
+                let mut last = ea.item;
+                for eb in &bucket[m + 1..] {
+                    if eb.item != last
+                        && overlap(&a, &(eb.lo, eb.hi))
+                        && self.slot(self.to_cell(ea.lo.max(eb.lo))) == Some(k)
+                        && !skip(ea.item, eb.item)
+                    {
+                        out.push((ea.item, eb.item));
                     }
-                }
-                continue;
-            }
-            let (lo, hi) = (self.to_cell(bi.0), self.to_cell(bi.1));
-            for x in lo[0]..=hi[0] {
-                for y in lo[1]..=hi[1] {
-                    for z in lo[2]..=hi[2] {
-                        let cell = [x, y, z];
-                        for e in self.bucket(cell) {
-                            if e.item <= i || e.cell != cell {
-                                continue;
-                            }
-                            let bj = &boxes[e.item as usize];
-                            // Reported from the intersection's lower corner only.
-                            if overlap(bi, bj) && self.to_cell(bi.0.max(bj.0)) == cell {
-                                report(e.item);
-                            }
-                        }
-                    }
-                }
-            }
-            let later = self.big.partition_point(|&g| g <= i);
-            for &g in &self.big[later..] {
-                if overlap(bi, &boxes[g as usize]) {
-                    report(g);
+                    last = eb.item;
                 }
             }
         }
     }
 
-    /// Appends to `out` every box of the last build that may overlap `b`: a
-    /// superset (the caller tests overlap), with repeats, of the boxes that
-    /// do. Every box when `b` spans too many cells.
+    /// Appends to `out` every box of the last build that overlaps `b` as it
+    /// was built, with repeats (and any box too big for the grid). Every box
+    /// when `b` spans too many cells.
     pub(crate) fn query(&self, b: &(Vec3, Vec3), out: &mut Vec<u32>) {
         let (lo, hi) = (self.to_cell(b.0), self.to_cell(b.1));
         if (0..3).any(|k| hi[k] as i64 - lo[k] as i64 >= 2 * MAX_CELLS_PER_AXIS as i64) {
@@ -306,11 +330,10 @@ impl Grid {
         for x in lo[0]..=hi[0] {
             for y in lo[1]..=hi[1] {
                 for z in lo[2]..=hi[2] {
-                    let cell = [x, y, z];
                     out.extend(
-                        self.bucket(cell)
+                        self.bucket([x, y, z])
                             .iter()
-                            .filter(|e| e.cell == cell)
+                            .filter(|e| overlap(b, &(e.lo, e.hi)))
                             .map(|e| e.item),
                     );
                 }

@@ -7,7 +7,7 @@ use super::{Cable, MIN_THICKNESS};
 use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
 use glam::DVec3;
-use kernels::{damp, pair_gap, pair_points, solve_body_contacts, solve_pairs};
+use kernels::{pair_gap, pair_points, solve_body_contacts, solve_pairs};
 use sweep::SweepGroup;
 use verify::{separating_normal, separation};
 
@@ -373,8 +373,8 @@ impl CableSystem {
         self.frozen.clear();
         self.frozen.resize(n, false);
         let (lo, hi) = self.lanes.split_at(self.lane_split);
-        let (segs, w, part_segs) = (&self.segs, &self.w, &self.part_segs);
-        let group = |l: &[(usize, usize)]| SweepGroup::new(l, segs, w, part_segs);
+        let (segs, props, w, part_segs) = (&self.segs, &self.props, &self.w, &self.part_segs);
+        let group = |l: &[(usize, usize)]| SweepGroup::new(l, segs, props, w, part_segs);
         self.groups = lo.chunks(sweep::GROUP).map(group).collect();
         self.group_split = self.groups.len();
         self.groups.extend(hi.chunks(sweep::GROUP).map(group));
@@ -919,11 +919,11 @@ impl CableSystem {
         let clock = std::time::Instant::now();
         let par = self.x.len() >= PARALLEL_FROM;
         let split = self.split;
-        let (segs, props, w, prev) = (&self.segs, &self.props, &self.w, &self.prev);
+        let (w, prev) = (&self.w, &self.prev);
         let (x_lo, x_hi) = self.x.split_at_mut(split);
         let (v_lo, v_hi) = self.v.split_at_mut(split);
-        let (segs_lo, segs_hi) = segs.split_at(self.split_seg);
-        let finish = |x: &mut [Vec3], v: &mut [Vec3], x0: usize, segs: &[Seg]| {
+        let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
+        let finish = |x: &mut [Vec3], v: &mut [Vec3], x0: usize, groups: &mut [SweepGroup]| {
             for (k, (x, v)) in x.iter_mut().zip(v.iter_mut()).enumerate() {
                 let i = x0 + k;
                 if w[i] > 0.0 {
@@ -933,12 +933,14 @@ impl CableSystem {
                     *v = Vec3::ZERO;
                 }
             }
-            damp(segs, props, w, x, v, x0, h);
+            for g in groups {
+                g.damp(x, v, x0, h);
+            }
         };
         both(
             par,
-            || finish(x_lo, v_lo, 0, segs_lo),
-            || finish(x_hi, v_hi, split, segs_hi),
+            || finish(x_lo, v_lo, 0, g_lo),
+            || finish(x_hi, v_hi, split, g_hi),
         );
         self.apply_restitution();
         self.stats.contacts += self.active_lambda.iter().filter(|&&l| l > 0.0).count() as u64;

@@ -1,10 +1,10 @@
 //! The constraint kernels of the substeps' passes, on slices: body
-//! contacts, segment contacts and damping (the segments' sweep is in
+//! contacts and segment contacts (the segments' sweep and damping are in
 //! [`super::sweep`]). Each works on the particles
 //! `x0..` of a slice, so that the two halves of the cables can be solved
 //! side by side.
 
-use super::{BodyContact, Pair, Props, Seg, Vec3};
+use super::{BodyContact, Pair, Seg, Vec3};
 
 /// The four particles of a pair with their barycentric weights and the
 /// side they are on (−1 for A, +1 for B).
@@ -98,37 +98,6 @@ pub(super) fn solve_pairs(
             x[i - x0] += correction * (sgn * wg * w[i] / denom);
         }
         lambda[m] += -c;
-    }
-}
-
-/// Implicit damping of the relative velocity along each of `segs`, whose
-/// particles are `x0..` in `x` and `v`.
-pub(super) fn damp(
-    segs: &[Seg],
-    props: &[Props],
-    w: &[f32],
-    x: &[Vec3],
-    v: &mut [Vec3],
-    x0: usize,
-    h: f32,
-) {
-    for seg in segs {
-        let c = props[seg.cable as usize].damping;
-        if c <= 0.0 {
-            continue;
-        }
-        let p = seg.p as usize;
-        let (wi, wj) = (w[p], w[p + 1]);
-        let ws = wi + wj;
-        if ws == 0.0 {
-            continue;
-        }
-        let (a, b) = (p - x0, p + 1 - x0);
-        let d = (x[b] - x[a]).normalize_or_zero();
-        let rel = (v[b] - v[a]).dot(d);
-        let dv = rel * (1.0 - 1.0 / (1.0 + c * h * ws));
-        v[a] += d * (dv * wi / ws);
-        v[b] -= d * (dv * wj / ws);
     }
 }
 

@@ -14,7 +14,7 @@
 //! scalars, so each lane's result is that of sweeping its cables one after
 //! another, bit for bit, whatever the grouping.
 
-use super::{Seg, Vec3};
+use super::{Props, Seg, Vec3};
 
 /// Lanes swept side by side (two SSE vectors, or one AVX vector).
 pub(super) const GROUP: usize = 8;
@@ -38,6 +38,12 @@ pub(super) struct SweepGroup {
     rest: Vec<Row>,
     compliance: Vec<Row>,
     lambda: Vec<Row>,
+    /// Damping coefficient of each link (0: none), and the velocity rows
+    /// of [`Self::damp`].
+    damping: Vec<Row>,
+    vx: Vec<Row>,
+    vy: Vec<Row>,
+    vz: Vec<Row>,
 }
 
 impl SweepGroup {
@@ -47,6 +53,7 @@ impl SweepGroup {
     pub(super) fn new(
         lanes: &[(usize, usize)],
         segs: &[Seg],
+        props: &[Props],
         w: &[f32],
         part_segs: &[[u32; 2]],
     ) -> Self {
@@ -59,11 +66,19 @@ impl SweepGroup {
         }
         let rows = g.lanes.iter().map(|l| l.1).max().unwrap_or(0);
         let zero = [0.0; GROUP];
-        for v in [&mut g.x, &mut g.y, &mut g.z, &mut g.w] {
+        for v in [
+            &mut g.x, &mut g.y, &mut g.z, &mut g.w, &mut g.vx, &mut g.vy, &mut g.vz,
+        ] {
             v.resize(rows, zero);
         }
         let links = rows.saturating_sub(1);
-        for v in [&mut g.link, &mut g.rest, &mut g.compliance, &mut g.lambda] {
+        for v in [
+            &mut g.link,
+            &mut g.rest,
+            &mut g.compliance,
+            &mut g.lambda,
+            &mut g.damping,
+        ] {
             v.resize(links, zero);
         }
         for (l, &(first, count)) in g.lanes.iter().enumerate() {
@@ -75,6 +90,7 @@ impl SweepGroup {
                     g.link[k][l] = 1.0;
                     g.rest[k][l] = seg.rest;
                     g.compliance[k][l] = seg.compliance;
+                    g.damping[k][l] = props[seg.cable as usize].damping.max(0.0);
                 }
             }
         }
@@ -127,6 +143,68 @@ impl SweepGroup {
             }
             for (k, p) in x[first - x0..][..count].iter_mut().enumerate() {
                 *p = Vec3::new(self.x[k][l], self.y[k][l], self.z[k][l]);
+            }
+        }
+    }
+
+    /// Implicit damping of the relative velocity along every link, in chain
+    /// order (as the scalar formula: `Δv = rel·(1 − 1/(1 + c·h·(w_a +
+    /// w_b)))`, shared by inverse mass). `x` and `v` hold particles `x0..`.
+    pub(super) fn damp(&mut self, x: &[Vec3], v: &mut [Vec3], x0: usize, h: f32) {
+        let rows = self.x.len();
+        if rows < 2 || self.damping.iter().all(|r| r.iter().all(|&c| c == 0.0)) {
+            return;
+        }
+        for (l, &(first, count)) in self.lanes.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let (xs, vs) = (&x[first - x0..][..count], &v[first - x0..][..count]);
+            for (k, (p, q)) in xs.iter().zip(vs).enumerate() {
+                (self.x[k][l], self.y[k][l], self.z[k][l]) = (p.x, p.y, p.z);
+                (self.vx[k][l], self.vy[k][l], self.vz[k][l]) = (q.x, q.y, q.z);
+            }
+        }
+        let mut va = [self.vx[0], self.vy[0], self.vz[0]];
+        for k in 0..rows - 1 {
+            let mut vb = [self.vx[k + 1], self.vy[k + 1], self.vz[k + 1]];
+            let (wa, wb, c) = (self.w[k], self.w[k + 1], self.damping[k]);
+            for l in 0..GROUP {
+                let d = [
+                    self.x[k + 1][l] - self.x[k][l],
+                    self.y[k + 1][l] - self.y[k][l],
+                    self.z[k + 1][l] - self.z[k][l],
+                ];
+                // normalize_or_zero: times the reciprocal length.
+                let rcp = 1.0 / (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                let ws = wa[l] + wb[l];
+                let live = c[l] > 0.0 && ws != 0.0;
+                let d = if rcp.is_finite() && rcp > 0.0 && live {
+                    [d[0] * rcp, d[1] * rcp, d[2] * rcp]
+                } else {
+                    [0.0; 3]
+                };
+                let rel = (vb[0][l] - va[0][l]) * d[0]
+                    + (vb[1][l] - va[1][l]) * d[1]
+                    + (vb[2][l] - va[2][l]) * d[2];
+                let dv = rel * (1.0 - 1.0 / (1.0 + c[l] * h * ws));
+                let (da, db) = (dv * wa[l] / ws, dv * wb[l] / ws);
+                let (da, db) = if live { (da, db) } else { (0.0, 0.0) };
+                for axis in 0..3 {
+                    va[axis][l] += d[axis] * da;
+                    vb[axis][l] -= d[axis] * db;
+                }
+            }
+            (self.vx[k], self.vy[k], self.vz[k]) = (va[0], va[1], va[2]);
+            va = vb;
+        }
+        (self.vx[rows - 1], self.vy[rows - 1], self.vz[rows - 1]) = (va[0], va[1], va[2]);
+        for (l, &(first, count)) in self.lanes.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            for (k, q) in v[first - x0..][..count].iter_mut().enumerate() {
+                *q = Vec3::new(self.vx[k][l], self.vy[k][l], self.vz[k][l]);
             }
         }
     }
@@ -206,6 +284,23 @@ mod tests {
         }
     }
 
+    /// Implicit damping along each segment, one after another.
+    fn scalar_damp(segs: &[Seg], c: f32, w: &[f32], x: &[Vec3], v: &mut [Vec3], h: f32) {
+        for seg in segs {
+            let p = seg.p as usize;
+            let (wi, wj) = (w[p], w[p + 1]);
+            let ws = wi + wj;
+            if ws == 0.0 {
+                continue;
+            }
+            let d = (x[p + 1] - x[p]).normalize_or_zero();
+            let rel = (v[p + 1] - v[p]).dot(d);
+            let dv = rel * (1.0 - 1.0 / (1.0 + c * h * ws));
+            v[p] += d * (dv * wi / ws);
+            v[p + 1] -= d * (dv * wj / ws);
+        }
+    }
+
     /// Eleven cables of different lengths (one with pinned ends, one with
     /// two coincident particles) in lanes of one to three cables: every
     /// particle ends bit for bit where the scalar sweep puts it, forwards
@@ -261,12 +356,21 @@ mod tests {
             lanes.push((cable_segs[c].0, cable_segs[c + take - 1].1));
             c += take;
         }
+        let props = vec![
+            Props {
+                radius: 0.01,
+                restitution: 0.0,
+                friction: 0.5,
+                damping: 0.7,
+            };
+            11
+        ];
         let inv_h2 = 1.0 / (0.002f32 * 0.002);
         let initial = x.clone();
         let (mut xs, mut lam) = (x.clone(), vec![0.0; segs.len()]);
         let mut groups: Vec<SweepGroup> = lanes
             .chunks(4)
-            .map(|l| SweepGroup::new(l, &segs, &w, &part_segs))
+            .map(|l| SweepGroup::new(l, &segs, &props, &w, &part_segs))
             .collect();
         for pass in 0..6 {
             let rev = pass % 2 == 1;
@@ -279,6 +383,28 @@ mod tests {
                     a.to_array().map(f32::to_bits),
                     b.to_array().map(f32::to_bits),
                     "particle {i}, pass {pass}"
+                );
+            }
+        }
+        // Damping, from random velocities.
+        let mut v: Vec<Vec3> = (0..x.len())
+            .map(|_| Vec3::new(rnd(), rnd(), rnd()))
+            .collect();
+        let mut vs = v.clone();
+        let mut groups: Vec<SweepGroup> = lanes
+            .chunks(4)
+            .map(|l| SweepGroup::new(l, &segs, &props, &w, &part_segs))
+            .collect();
+        for _ in 0..3 {
+            scalar_damp(&segs, 0.7, &w, &x, &mut vs, 0.002);
+            for g in &mut groups {
+                g.damp(&x, &mut v, 0, 0.002);
+            }
+            for (i, (a, b)) in v.iter().zip(&vs).enumerate() {
+                assert_eq!(
+                    a.to_array().map(f32::to_bits),
+                    b.to_array().map(f32::to_bits),
+                    "velocity {i}"
                 );
             }
         }
