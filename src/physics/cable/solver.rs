@@ -163,6 +163,37 @@ struct Pair {
     e: f32,
 }
 
+/// A pair solved in the current substep, with what its passes need laid
+/// out in order: the particles, the weights of `B(u) − A(s)`, each
+/// particle's share of a correction (`sgn·wᵢ·(1/mᵢ) / Σ wᵢ²/mᵢ`), and the
+/// gap at the substep's start (friction acts on the sliding since).
+#[derive(Clone, Copy, Debug)]
+struct Contact {
+    /// The pair's index, and the first particles of A and B.
+    pair: u32,
+    pa: u32,
+    pb: u32,
+    n: Vec3,
+    thickness: f32,
+    mu: f32,
+    /// Σ wᵢ²/mᵢ (0: nothing of it moves).
+    denom: f32,
+    weight: [f32; 4],
+    share: [f32; 4],
+    prev_gap: Vec3,
+    /// The correction it applied this substep (> 0: it pushed).
+    lambda: f32,
+}
+
+impl Contact {
+    /// The four particles, in the order of `weight` and `share`.
+    #[inline]
+    fn particles(&self) -> [usize; 4] {
+        let (a, b) = (self.pa as usize, self.pb as usize);
+        [a, a + 1, b, b + 1]
+    }
+}
+
 /// A point of a segment against a rigid body: keep `n·x(s) − offset ≥
 /// radius`, where `x(s)` is the point at `s` along the segment's axis and
 /// `offset = n·q` for the body's surface point `q`.
@@ -275,14 +306,13 @@ pub(crate) struct CableSystem {
     end_only: Vec<bool>,
     queue: Vec<u32>,
     queued: Vec<bool>,
-    /// Pairs near enough after prediction to be solved this substep: those
-    /// within the lower half of the particles, those within the upper half
-    /// (`active_split` gives both counts), then those across; and the
-    /// correction each applied this substep (> 0: it pushed).
-    active: Vec<u32>,
+    /// Pairs near enough after prediction to be solved this substep, as
+    /// contacts: those within the lower half of the particles, those within
+    /// the upper half (`active_split` gives both counts), then those
+    /// across.
+    active: Vec<Contact>,
     active_split: (usize, usize),
-    active_lambda: Vec<f32>,
-    selected: [[Vec<u32>; 3]; 2],
+    selected: [[Vec<Contact>; 3]; 2],
     failing: [Vec<u32>; 2],
     /// The halves: particles below `split` (and segments below
     /// `split_seg`, lanes below `lane_split`, body contacts below
@@ -812,7 +842,8 @@ impl CableSystem {
         let [mut sel0, mut sel1] = std::mem::take(&mut self.selected);
         let half = self.pairs.len() / 2;
         let (pairs, segs, x, split) = (&self.pairs, &self.segs, &self.x, self.split);
-        let select = |from: usize, list: &[Pair], out: &mut [Vec<u32>; 3]| {
+        let (w, prev) = (&self.w, &self.prev);
+        let select = |from: usize, list: &[Pair], out: &mut [Vec<Contact>; 3]| {
             out.iter_mut().for_each(Vec::clear);
             for (j, p) in list.iter().enumerate() {
                 if p.thickness <= 0.0 {
@@ -829,7 +860,20 @@ impl CableSystem {
                     } else {
                         2
                     };
-                    out[side].push((from + j) as u32);
+                    let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
+                    out[side].push(Contact {
+                        pair: (from + j) as u32,
+                        pa: pts[0].0 as u32,
+                        pb: pts[2].0 as u32,
+                        n: p.n,
+                        thickness: p.thickness,
+                        mu: p.mu,
+                        denom,
+                        weight: pts.map(|(_, wg, sgn)| wg * sgn),
+                        share: pts.map(|(i, wg, sgn)| sgn * wg * w[i] / denom),
+                        prev_gap: pair_gap(&pts, prev, 0),
+                        lambda: 0.0,
+                    });
                 }
             }
         };
@@ -844,8 +888,6 @@ impl CableSystem {
             self.active.extend_from_slice(&sel1[side]);
         }
         self.active_split = (sel0[0].len() + sel1[0].len(), sel0[1].len() + sel1[1].len());
-        self.active_lambda.clear();
-        self.active_lambda.resize(self.active.len(), 0.0);
         self.selected = [sel0, sel1];
     }
 
@@ -854,38 +896,31 @@ impl CableSystem {
     fn solve_pass(&mut self, inv_h2: f32, h: f32, reverse: bool, par: bool) {
         let split = self.split;
         let (n_lo, n_hi) = self.active_split;
-        let (segs, w, prev, pairs) = (&self.segs, &self.w, &self.prev, &self.pairs);
+        let (segs, w, prev) = (&self.segs, &self.w, &self.prev);
         {
             let (x_lo, x_hi) = self.x.split_at_mut(split);
             let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
             let (b_lo, b_hi) = self.body_contacts.split_at_mut(self.body_split);
-            let (a_lo, a_rest) = self.active.split_at(n_lo);
-            let a_hi = &a_rest[..n_hi];
-            let (al_lo, al_rest) = self.active_lambda.split_at_mut(n_lo);
-            let al_hi = &mut al_rest[..n_hi];
+            let (a_lo, a_rest) = self.active.split_at_mut(n_lo);
+            let a_hi = &mut a_rest[..n_hi];
             let half = |groups: &mut [SweepGroup],
                         x: &mut [Vec3],
                         x0: usize,
                         bodies: &mut [BodyContact],
-                        active: &[u32],
-                        active_lambda: &mut [f32]| {
+                        active: &mut [Contact]| {
                 for g in groups {
                     g.sweep(x, x0, inv_h2, reverse);
                 }
                 solve_body_contacts(bodies, segs, w, x, x0, prev, h);
-                solve_pairs(active, active_lambda, pairs, segs, w, x, x0, prev);
+                solve_pairs(active, x, x0);
             };
             both(
                 par,
-                || half(g_lo, x_lo, 0, b_lo, a_lo, al_lo),
-                || half(g_hi, x_hi, split, b_hi, a_hi, al_hi),
+                || half(g_lo, x_lo, 0, b_lo, a_lo),
+                || half(g_hi, x_hi, split, b_hi, a_hi),
             );
         }
-        let (a_cross, al_cross) = (
-            &self.active[n_lo + n_hi..],
-            &mut self.active_lambda[n_lo + n_hi..],
-        );
-        solve_pairs(a_cross, al_cross, pairs, segs, w, &mut self.x, 0, prev);
+        solve_pairs(&mut self.active[n_lo + n_hi..], &mut self.x, 0);
     }
 
     /// Body contacts in order of the half they belong to (after new ones
@@ -943,7 +978,7 @@ impl CableSystem {
             || finish(x_hi, v_hi, split, g_hi),
         );
         self.apply_restitution();
-        self.stats.contacts += self.active_lambda.iter().filter(|&&l| l > 0.0).count() as u64;
+        self.stats.contacts += self.active.iter().filter(|c| c.lambda > 0.0).count() as u64;
         self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
     }
 
@@ -974,8 +1009,8 @@ impl CableSystem {
     fn apply_restitution(&mut self) {
         // Only pairs solved this substep can have pushed.
         for m in 0..self.active.len() {
-            let p = self.pairs[self.active[m] as usize];
-            if self.active_lambda[m] <= 0.0 || p.e <= 0.0 {
+            let p = self.pairs[self.active[m].pair as usize];
+            if self.active[m].lambda <= 0.0 || p.e <= 0.0 {
                 continue;
             }
             let pts = self.pair_points(&p);

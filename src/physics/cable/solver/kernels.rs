@@ -4,7 +4,7 @@
 //! `x0..` of a slice, so that the two halves of the cables can be solved
 //! side by side.
 
-use super::{BodyContact, Pair, Seg, Vec3};
+use super::{BodyContact, Contact, Pair, Seg, Vec3};
 
 /// The four particles of a pair with their barycentric weights and the
 /// side they are on (−1 for A, +1 for B).
@@ -64,40 +64,23 @@ pub(super) fn solve_body_contacts(
     }
 }
 
-/// Segment–segment contacts `list` (with their corrections in `lambda`):
-/// keep `n·(B(u) − A(s)) ≥ thickness`, with Coulomb friction on the
-/// substep's sliding of the contact points; the correction is split over
-/// the four particles by barycentric weight divided by Σ wᵢ²/mᵢ. `x` holds
-/// particles `x0..`.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn solve_pairs(
-    list: &[u32],
-    lambda: &mut [f32],
-    pairs: &[Pair],
-    segs: &[Seg],
-    w: &[f32],
-    x: &mut [Vec3],
-    x0: usize,
-    prev: &[Vec3],
-) {
-    for (m, &k) in list.iter().enumerate() {
-        let p = &pairs[k as usize];
-        let pts = pair_points(p, segs);
-        let gap = pair_gap(&pts, x, x0);
-        let c = p.n.dot(gap) - p.thickness;
-        if c >= 0.0 {
+/// Segment–segment contacts: keep `n·(B(u) − A(s)) ≥ thickness`, with
+/// Coulomb friction on the substep's sliding of the contact points; the
+/// correction is split over the four particles by barycentric weight
+/// divided by Σ wᵢ²/mᵢ. `x` holds particles `x0..`.
+pub(super) fn solve_pairs(contacts: &mut [Contact], x: &mut [Vec3], x0: usize) {
+    for ct in contacts {
+        let ids = ct.particles();
+        let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * ct.weight[m]);
+        let c = ct.n.dot(gap) - ct.thickness;
+        if c >= 0.0 || ct.denom <= 0.0 {
             continue;
         }
-        let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
-        if denom <= 0.0 {
-            continue;
+        let correction = contact_correction(ct.n, -c, gap - ct.prev_gap, ct.mu);
+        for m in 0..4 {
+            x[ids[m] - x0] += correction * ct.share[m];
         }
-        let slide = gap - pair_gap(&pts, prev, 0);
-        let correction = contact_correction(p.n, -c, slide, p.mu);
-        for &(i, wg, sgn) in &pts {
-            x[i - x0] += correction * (sgn * wg * w[i] / denom);
-        }
-        lambda[m] += -c;
+        ct.lambda += -c;
     }
 }
 
