@@ -163,6 +163,70 @@ struct Pair {
     e: f32,
 }
 
+/// The pairs of each segment: an array by segment built with the list,
+/// and a linked list per segment for the pairs tube extensions add since (a
+/// few hundred at a time to a list of ~100k, which is not indexed again).
+#[derive(Clone, Debug, Default)]
+struct PairIndex {
+    start: Vec<u32>,
+    index: Vec<u32>,
+    /// Each segment's newest added entry, and each entry's pair and next.
+    head: Vec<u32>,
+    pair: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl PairIndex {
+    fn rebuild(&mut self, pairs: &[Pair], segs: usize) {
+        self.start.clear();
+        self.start.resize(segs + 1, 0);
+        for p in pairs {
+            self.start[p.a as usize + 1] += 1;
+            self.start[p.b as usize + 1] += 1;
+        }
+        for k in 1..self.start.len() {
+            self.start[k] += self.start[k - 1];
+        }
+        self.index.clear();
+        self.index.resize(pairs.len() * 2, 0);
+        let mut fill = self.start.clone();
+        for (k, p) in pairs.iter().enumerate() {
+            for s in [p.a, p.b] {
+                self.index[fill[s as usize] as usize] = k as u32;
+                fill[s as usize] += 1;
+            }
+        }
+        self.head.clear();
+        self.head.resize(segs, u32::MAX);
+        self.pair.clear();
+        self.next.clear();
+    }
+
+    /// Pair `k` was added to the list.
+    fn add(&mut self, k: u32, p: &Pair) {
+        for s in [p.a, p.b] {
+            self.pair.push(k);
+            self.next.push(self.head[s as usize]);
+            self.head[s as usize] = (self.pair.len() - 1) as u32;
+        }
+    }
+
+    /// The pairs of segment `seg`.
+    fn of(&self, seg: u32) -> impl Iterator<Item = u32> + '_ {
+        let s = seg as usize;
+        let built = self.index[self.start[s] as usize..self.start[s + 1] as usize].iter();
+        let mut e = self.head[s];
+        let added = std::iter::from_fn(move || {
+            (e != u32::MAX).then(|| {
+                let k = self.pair[e as usize];
+                e = self.next[e as usize];
+                k
+            })
+        });
+        built.copied().chain(added)
+    }
+}
+
 /// A pair solved in the current substep, with what its passes need laid
 /// out in order: the particles, the weights of `B(u) − A(s)`, each
 /// particle's share of a correction (`sgn·wᵢ·(1/mᵢ) / Σ wᵢ²/mᵢ`), and the
@@ -253,6 +317,18 @@ impl BodyContact {
     }
 }
 
+/// What [`CableSystem::extend`] did.
+pub(crate) enum Extension {
+    /// Every particle is inside its tube.
+    None,
+    /// New tubes for some particles: the segments that changed (their body
+    /// contacts are to be regenerated), with their new pairs.
+    Grown(Vec<u32>),
+    /// So many particles outran their tubes that every tube and pair was
+    /// rebuilt from the substep's start (all body contacts go too).
+    Rebuilt,
+}
+
 /// Every cable of a world as one particle system; memory kept between steps.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CableSystem {
@@ -280,7 +356,6 @@ pub(crate) struct CableSystem {
     grown_list: Vec<u32>,
     grown_boxes: Vec<(Vec3, Vec3)>,
     grown_grid: Grid,
-    scratch: Vec<u32>,
     pub segs: Vec<Seg>,
     /// Contiguous runs of whole cables, of about equal length, swept side
     /// by side in groups (those of the lower half below `group_split`).
@@ -291,9 +366,8 @@ pub(crate) struct CableSystem {
     /// For each particle, the segments that hold it (`u32::MAX`: none).
     part_segs: Vec<[u32; 2]>,
     pairs: Vec<Pair>,
-    /// Pairs of each segment (CSR over `pair_index`).
-    seg_pair_start: Vec<u32>,
-    pair_index: Vec<u32>,
+    /// Pairs of each segment.
+    pair_index: PairIndex,
     pub body_contacts: Vec<BodyContact>,
     /// Body contacts replaced during the step (a full rebuild), kept for
     /// the impulses they gave: `(body, impulse, point)`.
@@ -454,9 +528,18 @@ impl CableSystem {
         self.w[i] > 0.0 && (x - t.at(self.time)).length_squared() > t.slack * t.slack
     }
 
-    /// Whether a particle ended the substep outside its tube.
-    pub(crate) fn outran(&self) -> bool {
-        (0..self.x.len()).any(|i| self.outside_tube(i, self.x[i]))
+    /// The particles that ended the substep outside their tube, in order
+    /// (the halves on two threads for large systems).
+    fn outran(&mut self) -> Vec<usize> {
+        let half = self.x.len() / 2;
+        let this = &*self;
+        let find = |r: std::ops::Range<usize>| -> Vec<usize> {
+            r.filter(|&i| this.outside_tube(i, this.x[i])).collect()
+        };
+        let par = self.x.len() >= PARALLEL_FROM;
+        let (mut lo, mut hi) = both(par, || find(0..half), || find(half..this.x.len()));
+        lo.append(&mut hi);
+        lo
     }
 
     /// How far any point of a segment may move from `center` this step.
@@ -588,7 +671,7 @@ impl CableSystem {
         self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// Adds segments `a < b` as a pair, with the separating plane and
+    /// Segments `a < b` as a pair, with the separating plane and
     /// contact coordinates of their closest points in `center` (or in
     /// `prev`, for pairs added during a substep), unless they cannot come
     /// within touching distance from time `from` to the step's end while
@@ -596,13 +679,6 @@ impl CableSystem {
     /// is concave in time for the tubes' linear paths, so a plane that
     /// leaves more than the touching distance plus both slacks at `from`
     /// and at the end does so throughout.
-    fn add_pair(&mut self, a: u32, b: u32, at_prev: bool, from: f32) {
-        if let Some(p) = self.make_pair(a, b, at_prev, from) {
-            self.pairs.push(p);
-        }
-    }
-
-    /// The pair [`Self::add_pair`] adds, if any.
     fn make_pair(&self, a: u32, b: u32, at_prev: bool, from: f32) -> Option<Pair> {
         let (pa, pb) = (
             self.segs[a as usize].p as usize,
@@ -652,24 +728,8 @@ impl CableSystem {
 
     /// The pairs of each segment, and per-pair scratch sized.
     fn index_pairs(&mut self) {
-        self.seg_pair_start.clear();
-        self.seg_pair_start.resize(self.segs.len() + 1, 0);
-        for p in &self.pairs {
-            self.seg_pair_start[p.a as usize + 1] += 1;
-            self.seg_pair_start[p.b as usize + 1] += 1;
-        }
-        for k in 1..self.seg_pair_start.len() {
-            self.seg_pair_start[k] += self.seg_pair_start[k - 1];
-        }
-        self.pair_index.clear();
-        self.pair_index.resize(self.pairs.len() * 2, 0);
-        let mut next = self.seg_pair_start.clone();
-        for (k, p) in self.pairs.iter().enumerate() {
-            for s in [p.a, p.b] {
-                self.pair_index[next[s as usize] as usize] = k as u32;
-                next[s as usize] += 1;
-            }
-        }
+        self.pair_index.rebuild(&self.pairs, self.segs.len());
+        self.responses.clear();
         self.responses.resize(self.pairs.len(), 0);
         self.queued.clear();
         self.queued.resize(self.pairs.len(), false);
@@ -681,18 +741,18 @@ impl CableSystem {
     /// segments are queried against the grid (and the other changed
     /// segments) for new pairs, which come with a plane of the substep's
     /// start; with many such particles, everything is rebuilt from the
-    /// substep's start instead. Returns the segments that changed (their
-    /// body contacts are to be regenerated), or `None` after a full
-    /// rebuild.
-    pub(crate) fn extend(&mut self, h: f32, g: Vec3) -> Option<Vec<u32>> {
+    /// substep's start instead.
+    pub(crate) fn extend(&mut self, h: f32, g: Vec3) -> Extension {
         let clock = std::time::Instant::now();
-        let outran: Vec<usize> = (0..self.x.len())
-            .filter(|&i| self.outside_tube(i, self.x[i]))
-            .collect();
+        let outran = self.outran();
+        if outran.is_empty() {
+            self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
+            return Extension::None;
+        }
         if outran.len() > 64.max(self.x.len() / REBUILD_FRACTION) {
             self.stats.rebuilds += 1;
             self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, h, g);
-            return None;
+            return Extension::Rebuilt;
         }
         self.stats.extensions += outran.len() as u64;
         let from = self.time - h;
@@ -722,44 +782,70 @@ impl CableSystem {
         }
         self.grown_grid.build(&self.grown_boxes);
         let before = self.pairs.len();
-        let mut found = std::mem::take(&mut self.scratch);
-        for &s in &grown {
-            let bs = self.boxes[s as usize];
-            found.clear();
-            self.grid.query(&bs, &mut found);
-            let k = found.len();
-            self.grown_grid.query(&bs, &mut found);
-            for f in &mut found[k..] {
-                *f = self.grown_list[*f as usize];
+        // Each grown segment's new pairs, the halves on two threads (a pair
+        // comes from one segment only, so the lists join without repeats).
+        let par = grown.len() >= 256 && self.x.len() >= PARALLEL_FROM;
+        let mid = grown.len() / 2;
+        let this = &*self;
+        let search = |part: &[u32]| {
+            let (mut found, mut out) = (Vec::new(), Vec::new());
+            for &s in part {
+                this.new_pairs(s, &grown, from, &mut found, &mut out);
             }
-            found.sort_unstable();
-            found.dedup();
-            for &t in &found {
-                if t == s
-                    || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
-                    || !overlap(&bs, &self.boxes[t as usize])
-                    // A pair of two grown segments is found from the lower.
-                    || (t < s && grown.binary_search(&t).is_ok())
-                {
-                    continue;
-                }
-                let (a, b) = (s.min(t), s.max(t));
-                let known = (self.seg_pair_start[s as usize]..self.seg_pair_start[s as usize + 1])
-                    .any(|m| {
-                        let q = &self.pairs[self.pair_index[m as usize] as usize];
-                        q.a == a && q.b == b
-                    });
-                if !known {
-                    self.add_pair(a, b, true, from);
-                }
-            }
+            out
+        };
+        let (lo, hi) = both(par, || search(&grown[..mid]), || search(&grown[mid..]));
+        self.pairs.extend(lo);
+        self.pairs.extend(hi);
+        for k in before..self.pairs.len() {
+            self.pair_index.add(k as u32, &self.pairs[k]);
         }
-        self.scratch = found;
-        if self.pairs.len() != before {
-            self.index_pairs();
-        }
+        self.responses.resize(self.pairs.len(), 0);
+        self.queued.resize(self.pairs.len(), false);
+        self.stats.pairs = self.stats.pairs.max(self.pairs.len() as u64);
         self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
-        Some(grown)
+        Extension::Grown(grown)
+    }
+
+    /// The pairs segment `s` (its box just grew) gains with the boxes it
+    /// now overlaps (in the grid as built, or grown since: `grown_grid`),
+    /// those of two segments grown at once coming from the lower, appended
+    /// to `out`.
+    fn new_pairs(
+        &self,
+        s: u32,
+        grown: &[u32],
+        from: f32,
+        found: &mut Vec<u32>,
+        out: &mut Vec<Pair>,
+    ) {
+        let bs = self.boxes[s as usize];
+        found.clear();
+        self.grid.query(&bs, found);
+        let k = found.len();
+        self.grown_grid.query(&bs, found);
+        for f in &mut found[k..] {
+            *f = self.grown_list[*f as usize];
+        }
+        found.sort_unstable();
+        found.dedup();
+        for &t in found.iter() {
+            if t == s
+                || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
+                || !overlap(&bs, &self.boxes[t as usize])
+                || (t < s && grown.binary_search(&t).is_ok())
+            {
+                continue;
+            }
+            let (a, b) = (s.min(t), s.max(t));
+            let known = self.pair_index.of(s).any(|m| {
+                let q = &self.pairs[m as usize];
+                q.a == a && q.b == b
+            });
+            if !known {
+                out.extend(self.make_pair(a, b, true, from));
+            }
+        }
     }
 
     /// Start of a step of `dt` in substeps of `h`: tubes from the current

@@ -2,7 +2,7 @@
 
 use super::World;
 use crate::physics::aabb::Aabb;
-use crate::physics::cable::solver::{BodyContact, CableSystem};
+use crate::physics::cable::solver::{BodyContact, CableSystem, Extension};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -31,18 +31,19 @@ impl World {
                 // A particle outside its tube (pushed by the solve, or held
                 // back by the verification): a new tube, and the pairs and
                 // body contacts it brings, verified for this substep too.
-                if !sys.outran() {
-                    break;
-                }
                 let before = sys.pair_count();
-                let grown = sys.extend(h, g);
-                first = if grown.is_some() {
-                    before
-                } else {
-                    sys.retire_body_contacts();
-                    0
-                };
-                self.cable_body_contacts(&mut sys, grown.as_deref());
+                match sys.extend(h, g) {
+                    Extension::None => break,
+                    Extension::Grown(grown) => {
+                        first = before;
+                        self.cable_body_contacts(&mut sys, Some(&grown));
+                    }
+                    Extension::Rebuilt => {
+                        first = 0;
+                        sys.retire_body_contacts();
+                        self.cable_body_contacts(&mut sys, None);
+                    }
+                }
             }
             sys.finish_substep(h, self.settings.cable_audit);
         }

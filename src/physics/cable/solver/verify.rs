@@ -185,15 +185,11 @@ impl CableSystem {
             if seg == u32::MAX {
                 continue;
             }
-            let (a, b) = (
-                self.seg_pair_start[seg as usize] as usize,
-                self.seg_pair_start[seg as usize + 1] as usize,
-            );
-            for m in a..b {
-                let q = self.pair_index[m] as usize;
-                if !self.queued[q] {
-                    self.queued[q] = true;
-                    self.queue.push(q as u32);
+            let (queued, queue) = (&mut self.queued, &mut self.queue);
+            for q in self.pair_index.of(seg) {
+                if !queued[q as usize] {
+                    queued[q as usize] = true;
+                    queue.push(q);
                 }
             }
         }
