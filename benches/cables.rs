@@ -78,7 +78,11 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(30);
-    println!("segments, ms/step (8 substeps x 4 passes, full CCD), segment pairs/step, contacts/step, body contacts/step, exact CCD queries/step, impacts/step, frozen/step, rebuilds+extensions/step, within 16.7 ms");
+    let settings = heap(0).settings;
+    println!(
+        "segments, ms/step ({} substeps x {} passes, full CCD), segment pairs/step, contacts/step, body contacts/step, exact CCD queries/step, impacts/step, frozen/step, rebuilds+extensions/step, within 16.7 ms",
+        settings.cable_substeps, settings.cable_iterations
+    );
     let sizes: Vec<usize> = std::env::var("ARBITER_BENCH_SIZES")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
@@ -125,7 +129,7 @@ fn main() {
         );
     }
     // Naive baseline: 500 edges (10 cables of 50), one substep's sweep of
-    // all pairs, times the 8 substeps of a step.
+    // all pairs, times the substeps of a step.
     let mut w = heap(500);
     for _ in 0..30 {
         w.step();
@@ -139,7 +143,7 @@ fn main() {
     for _ in 0..reps {
         hits += naive_all_pairs(&x0, &x1, 50);
     }
-    let ms = t.elapsed().as_secs_f64() * 1000.0 / reps as f64 * 8.0;
+    let ms = t.elapsed().as_secs_f64() * 1000.0 / reps as f64 * settings.cable_substeps as f64;
     println!(
         "naive all-pairs, 500 edges: {ms:.1} ms/step ({:.1} steps/s), {} hits per sweep",
         1000.0 / ms,

@@ -6,13 +6,13 @@ use super::pairs::{overlap, Grid};
 use super::{Cable, MIN_THICKNESS};
 use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
+use chains::ChainGroup;
 use glam::DVec3;
 use kernels::{pair_gap, pair_points, solve_body_contacts, solve_pairs};
-use sweep::SweepGroup;
 use verify::{separating_normal, separation};
 
+mod chains;
 mod kernels;
-mod sweep;
 mod verify;
 
 /// Least slack of a particle's tube (m): how far it may stray from the
@@ -24,9 +24,9 @@ const TUBE_FACTOR: f32 = 0.1;
 /// prediction in the last step (contacts and segments bend paths, and go on
 /// doing so).
 const TUBE_MEMORY: f32 = 1.5;
-/// Runs of whole cables of about equal length whose segment sweeps go side
-/// by side (a group of [`sweep::GROUP`] per half; see [`sweep`]).
-const LANES: usize = 2 * sweep::GROUP;
+/// Runs of whole cables of about equal length whose chains are solved side
+/// by side (a group of [`chains::GROUP`] per half; see [`chains`]).
+const LANES: usize = 2 * chains::GROUP;
 /// Particles from which the two halves run on two threads (below, one
 /// after the other: the result is the same either way).
 const PARALLEL_FROM: usize = 4096;
@@ -360,7 +360,7 @@ pub(crate) struct CableSystem {
     /// Contiguous runs of whole cables, of about equal length, swept side
     /// by side in groups (those of the lower half below `group_split`).
     lanes: Vec<(usize, usize)>,
-    groups: Vec<SweepGroup>,
+    groups: Vec<ChainGroup>,
     group_split: usize,
     props: Vec<Props>,
     /// For each particle, the segments that hold it (`u32::MAX`: none).
@@ -478,10 +478,10 @@ impl CableSystem {
         self.frozen.resize(n, false);
         let (lo, hi) = self.lanes.split_at(self.lane_split);
         let (segs, props, w, part_segs) = (&self.segs, &self.props, &self.w, &self.part_segs);
-        let group = |l: &[(usize, usize)]| SweepGroup::new(l, segs, props, w, part_segs);
-        self.groups = lo.chunks(sweep::GROUP).map(group).collect();
+        let group = |l: &[(usize, usize)]| ChainGroup::new(l, segs, props, w, part_segs);
+        self.groups = lo.chunks(chains::GROUP).map(group).collect();
         self.group_split = self.groups.len();
-        self.groups.extend(hi.chunks(sweep::GROUP).map(group));
+        self.groups.extend(hi.chunks(chains::GROUP).map(group));
         self.stats = CableStats::default();
         self.body_contacts.clear();
         self.body_split = 0;
@@ -882,7 +882,7 @@ impl CableSystem {
     /// Each pass solves the two halves of the cables side by side (their
     /// segments, body contacts and the contacts within each half), then the
     /// contacts across the halves: a fixed order, whatever the threads.
-    pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32, flip: bool) {
+    pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32) {
         let clock = std::time::Instant::now();
         let par = self.x.len() >= PARALLEL_FROM;
         self.time += h;
@@ -910,12 +910,12 @@ impl CableSystem {
                 || predict(x1, v1, p1, s1, &w[half..]),
             );
         }
-        self.groups.iter_mut().for_each(SweepGroup::reset);
+        self.groups.iter_mut().for_each(ChainGroup::reset);
         self.select_active(par);
         self.body_contacts.iter_mut().for_each(|c| c.lambda = 0.0);
         let inv_h2 = 1.0 / (h * h);
-        for it in 0..iterations {
-            self.solve_pass(inv_h2, h, flip ^ (it % 2 == 1), par);
+        for _ in 0..iterations {
+            self.solve_pass(inv_h2, h, par);
         }
         self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
     }
@@ -979,7 +979,7 @@ impl CableSystem {
 
     /// One pass: segments, body contacts and contacts in each half (side
     /// by side), then the contacts across the halves.
-    fn solve_pass(&mut self, inv_h2: f32, h: f32, reverse: bool, par: bool) {
+    fn solve_pass(&mut self, inv_h2: f32, h: f32, par: bool) {
         let split = self.split;
         let (n_lo, n_hi) = self.active_split;
         let (segs, w, prev) = (&self.segs, &self.w, &self.prev);
@@ -989,13 +989,13 @@ impl CableSystem {
             let (b_lo, b_hi) = self.body_contacts.split_at_mut(self.body_split);
             let (a_lo, a_rest) = self.active.split_at_mut(n_lo);
             let a_hi = &mut a_rest[..n_hi];
-            let half = |groups: &mut [SweepGroup],
+            let half = |groups: &mut [ChainGroup],
                         x: &mut [Vec3],
                         x0: usize,
                         bodies: &mut [BodyContact],
                         active: &mut [Contact]| {
                 for g in groups {
-                    g.sweep(x, x0, inv_h2, reverse);
+                    g.solve_direct(x, x0, inv_h2);
                 }
                 solve_body_contacts(bodies, segs, w, x, x0, prev, h);
                 solve_pairs(active, x, x0);
@@ -1044,7 +1044,7 @@ impl CableSystem {
         let (x_lo, x_hi) = self.x.split_at_mut(split);
         let (v_lo, v_hi) = self.v.split_at_mut(split);
         let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
-        let finish = |x: &mut [Vec3], v: &mut [Vec3], x0: usize, groups: &mut [SweepGroup]| {
+        let finish = |x: &mut [Vec3], v: &mut [Vec3], x0: usize, groups: &mut [ChainGroup]| {
             for (k, (x, v)) in x.iter_mut().zip(v.iter_mut()).enumerate() {
                 let i = x0 + k;
                 if w[i] > 0.0 {

@@ -23,8 +23,8 @@ impl World {
         sys.load(&self.cables);
         sys.begin(dt, h, g);
         self.cable_body_contacts(&mut sys, None);
-        for sub in 0..n {
-            sys.solve_substep(h, g, self.settings.cable_iterations, sub % 2 == 1);
+        for _ in 0..n {
+            sys.solve_substep(h, g, self.settings.cable_iterations);
             let mut first = 0;
             loop {
                 sys.verify(h, first);

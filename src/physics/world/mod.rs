@@ -53,7 +53,7 @@ impl Default for WorldSettings {
             speculative_distance: 0.02,
             aabb_margin: 0.05,
             ccd: CcdSettings::default(),
-            cable_substeps: 8,
+            cable_substeps: 4,
             cable_iterations: 4,
             cable_audit: false,
         }
