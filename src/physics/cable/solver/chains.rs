@@ -50,13 +50,11 @@ pub(super) struct ChainGroup {
     vx: Vec<Row>,
     vy: Vec<Row>,
     vz: Vec<Row>,
-    /// Scratch of [`Self::solve_direct`], per link: direction, the
-    /// system's diagonal, coupling to the next link, right-hand side, and
-    /// the elimination's factors.
+    /// Scratch of [`Self::solve_direct`], per link: direction, and the
+    /// elimination's factor and right-hand side.
     nx: Vec<Row>,
     ny: Vec<Row>,
     nz: Vec<Row>,
-    diag: Vec<Row>,
     off: Vec<Row>,
     rhs: Vec<Row>,
 }
@@ -96,7 +94,6 @@ impl ChainGroup {
             &mut g.nx,
             &mut g.ny,
             &mut g.nz,
-            &mut g.diag,
             &mut g.off,
             &mut g.rhs,
         ] {
@@ -140,98 +137,85 @@ impl ChainGroup {
         }
         self.gather(x, x0);
         let links = rows - 1;
-        // The links: directions, constraint errors, the system's rows.
+        // Down the chain: link k's direction and row, then the elimination
+        // of row k − 1 (its coupling to row k needs link k's direction).
+        // `off` keeps the factors c'ⱼ and `rhs` the eliminated d'ⱼ.
+        let zero = [0.0; GROUP];
+        let (mut n_prev, mut diag_prev, mut rhs_prev) = ([zero; 3], zero, zero);
+        let (mut c_prev, mut d_prev, mut o_prev) = (zero, zero, zero);
         for k in 0..links {
+            let (xa, ya, za) = (self.x[k], self.y[k], self.z[k]);
+            let (xb, yb, zb) = (self.x[k + 1], self.y[k + 1], self.z[k + 1]);
             let (wa, wb) = (self.w[k], self.w[k + 1]);
+            let (link, rest) = (self.link[k], self.rest[k]);
+            let (compliance, lambda) = (self.compliance[k], self.lambda[k]);
+            let (mut n, mut diag, mut rhs) = ([zero; 3], zero, zero);
             for l in 0..GROUP {
-                let d = [
-                    self.x[k + 1][l] - self.x[k][l],
-                    self.y[k + 1][l] - self.y[k][l],
-                    self.z[k + 1][l] - self.z[k][l],
-                ];
+                let d = [xb[l] - xa[l], yb[l] - ya[l], zb[l] - za[l]];
                 let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
                 let ws = wa[l] + wb[l];
-                let live = self.link[k][l] != 0.0 && ws != 0.0 && len >= 1.0e-9;
-                let alpha = self.compliance[k][l] * inv_h2;
-                let (n, diag, rhs) = if live {
-                    let n = [d[0] / len, d[1] / len, d[2] / len];
-                    (
-                        n,
-                        ws + alpha,
-                        -(len - self.rest[k][l]) - alpha * self.lambda[k][l],
-                    )
-                } else {
-                    ([0.0; 3], 1.0, 0.0)
-                };
-                (self.nx[k][l], self.ny[k][l], self.nz[k][l]) = (n[0], n[1], n[2]);
-                self.diag[k][l] = diag;
-                self.rhs[k][l] = rhs;
-            }
-        }
-        for k in 0..links {
-            let w = self.w[k + 1];
-            for l in 0..GROUP {
-                self.off[k][l] = if k + 1 < links {
-                    -w[l]
-                        * (self.nx[k][l] * self.nx[k + 1][l]
-                            + self.ny[k][l] * self.ny[k + 1][l]
-                            + self.nz[k][l] * self.nz[k + 1][l])
+                let live = (link[l] != 0.0) & (ws != 0.0) & (len >= 1.0e-9);
+                let alpha = compliance[l] * inv_h2;
+                let inv = 1.0 / len;
+                for a in 0..3 {
+                    n[a][l] = if live { d[a] * inv } else { 0.0 };
+                }
+                diag[l] = if live { ws + alpha } else { 1.0 };
+                rhs[l] = if live {
+                    -(len - rest[l]) - alpha * lambda[l]
                 } else {
                     0.0
                 };
             }
-        }
-        // Elimination down the chain: `off` becomes the factor c'ₖ and
-        // `rhs` the eliminated right-hand side d'ₖ.
-        let (mut c_prev, mut d_prev, mut o_prev) = ([0.0; GROUP], [0.0; GROUP], [0.0; GROUP]);
-        for k in 0..links {
-            for l in 0..GROUP {
-                let m = self.diag[k][l] - o_prev[l] * c_prev[l];
-                let o = self.off[k][l];
-                c_prev[l] = o / m;
-                d_prev[l] = (self.rhs[k][l] - o_prev[l] * d_prev[l]) / m;
-                o_prev[l] = o;
-            }
-            self.off[k] = c_prev;
-            self.rhs[k] = d_prev;
-        }
-        // Substitution back up; `rhs` becomes Δλ.
-        let mut next = [0.0; GROUP];
-        for k in (0..links).rev() {
-            for l in 0..GROUP {
-                next[l] = self.rhs[k][l] - self.off[k][l] * next[l];
-            }
-            self.rhs[k] = next;
-        }
-        // Every particle by its two links.
-        for k in 0..rows {
-            let w = self.w[k];
-            for l in 0..GROUP {
-                let mut push = [0.0; 3];
-                if k > 0 {
-                    let dl = self.rhs[k - 1][l];
-                    push = [
-                        self.nx[k - 1][l] * dl,
-                        self.ny[k - 1][l] * dl,
-                        self.nz[k - 1][l] * dl,
-                    ];
+            (self.nx[k], self.ny[k], self.nz[k]) = (n[0], n[1], n[2]);
+            if k > 0 {
+                for l in 0..GROUP {
+                    let cos =
+                        n_prev[0][l] * n[0][l] + n_prev[1][l] * n[1][l] + n_prev[2][l] * n[2][l];
+                    let o = -wa[l] * cos;
+                    let m = diag_prev[l] - o_prev[l] * c_prev[l];
+                    d_prev[l] = (rhs_prev[l] - o_prev[l] * d_prev[l]) / m;
+                    c_prev[l] = o / m;
+                    o_prev[l] = o;
                 }
-                if k < links {
-                    let dl = self.rhs[k][l];
-                    push[0] -= self.nx[k][l] * dl;
-                    push[1] -= self.ny[k][l] * dl;
-                    push[2] -= self.nz[k][l] * dl;
-                }
-                self.x[k][l] += w[l] * push[0];
-                self.y[k][l] += w[l] * push[1];
-                self.z[k][l] += w[l] * push[2];
+                (self.off[k - 1], self.rhs[k - 1]) = (c_prev, d_prev);
             }
+            (n_prev, diag_prev, rhs_prev) = (n, diag, rhs);
         }
-        for k in 0..links {
+        for l in 0..GROUP {
+            let m = diag_prev[l] - o_prev[l] * c_prev[l];
+            d_prev[l] = (rhs_prev[l] - o_prev[l] * d_prev[l]) / m;
+        }
+        (self.off[links - 1], self.rhs[links - 1]) = (zero, d_prev);
+        // Back up the chain: Δλⱼ = d'ⱼ − c'ⱼ Δλⱼ₊₁, and particle j + 1
+        // moves by w (nⱼ Δλⱼ − nⱼ₊₁ Δλⱼ₊₁) once both are known.
+        let (mut dl_next, mut n_next) = (zero, [zero; 3]);
+        for j in (0..links).rev() {
+            let (c, d) = (self.off[j], self.rhs[j]);
+            let n = [self.nx[j], self.ny[j], self.nz[j]];
+            let w = self.w[j + 1];
+            let mut dl = zero;
+            let mut p = [self.x[j + 1], self.y[j + 1], self.z[j + 1]];
+            let lambda = &mut self.lambda[j];
             for l in 0..GROUP {
-                self.lambda[k][l] += self.rhs[k][l];
+                dl[l] = d[l] - c[l] * dl_next[l];
+                lambda[l] += dl[l];
+                for a in 0..3 {
+                    p[a][l] += w[l] * (n[a][l] * dl[l] - n_next[a][l] * dl_next[l]);
+                }
+            }
+            (self.x[j + 1], self.y[j + 1], self.z[j + 1]) = (p[0], p[1], p[2]);
+            (dl_next, n_next) = (dl, n);
+        }
+        let w = self.w[0];
+        let mut p = [self.x[0], self.y[0], self.z[0]];
+        for l in 0..GROUP {
+            for a in 0..3 {
+                // As in the loop, with no link below (the same rounding).
+                p[a][l] += w[l] * (0.0 - n_next[a][l] * dl_next[l]);
             }
         }
+        (self.x[0], self.y[0], self.z[0]) = (p[0], p[1], p[2]);
         self.scatter(x, x0);
     }
 
