@@ -144,6 +144,18 @@ struct Props {
     damping: f32,
 }
 
+/// A segment as the filter of a build's pairs reads it (one record instead
+/// of a segment, two tubes and a cable's properties scattered in memory):
+/// its particles where their tubes start and at the step's end, and the
+/// larger of their slacks.
+#[derive(Clone, Copy, Debug)]
+struct FilterSeg {
+    seg: Seg,
+    at: [Vec3; 2],
+    end: [Vec3; 2],
+    slack: f32,
+}
+
 /// A pair of segments that may meet during the step.
 #[derive(Clone, Copy, Debug)]
 struct Pair {
@@ -398,6 +410,8 @@ pub(crate) struct CableSystem {
     candidates: Vec<(u32, u32)>,
     upper_pairs: Vec<Pair>,
     boxes: Vec<(Vec3, Vec3)>,
+    /// What the filter of the step's pairs reads of each segment.
+    filter_segs: Vec<FilterSeg>,
     grid: Grid,
     pub stats: CableStats,
 }
@@ -627,9 +641,18 @@ impl CableSystem {
             }
         }
         self.boxes.clear();
+        self.filter_segs.clear();
         for k in 0..self.segs.len() {
             let b = self.tube_box(k);
             self.boxes.push(b);
+            let seg = self.segs[k];
+            let (t0, t1) = (self.tubes[seg.p as usize], self.tubes[seg.p as usize + 1]);
+            self.filter_segs.push(FilterSeg {
+                seg,
+                at: [t0.base, t1.base],
+                end: [t0.at(self.step), t1.at(self.step)],
+                slack: t0.slack.max(t1.slack),
+            });
         }
         self.grown.clear();
         self.grown.resize(self.segs.len(), false);
@@ -655,7 +678,7 @@ impl CableSystem {
             out.extend(
                 cands
                     .iter()
-                    .filter_map(|&(a, b)| this.make_pair(a, b, from_prev, t0)),
+                    .filter_map(|&(a, b)| this.make_built_pair(a, b)),
             );
         };
         both(
@@ -680,27 +703,66 @@ impl CableSystem {
     /// leaves more than the touching distance plus both slacks at `from`
     /// and at the end does so throughout.
     fn make_pair(&self, a: u32, b: u32, at_prev: bool, from: f32) -> Option<Pair> {
-        let (pa, pb) = (
-            self.segs[a as usize].p as usize,
-            self.segs[b as usize].p as usize,
-        );
-        let c = if at_prev { &self.prev } else { &self.center };
-        let e = [c[pa], c[pa + 1], c[pb], c[pb + 1]];
-        let sc = closest_points_segment_segment(d3(e[0]), d3(e[1]), d3(e[2]), d3(e[3]));
-        let (ra, rb) = (self.radius(a as usize), self.radius(b as usize));
-        let n = separating_normal(&sc, e);
-        {
-            let ids = [pa, pa + 1, pb, pb + 1];
-            let t = ids.map(|i| self.tubes[i]);
-            let slack = (t[0].slack.max(t[1].slack) + t[2].slack.max(t[3].slack)) as f64;
-            let nd = d3(n);
-            let gap_from = separation(nd, &t.map(|q| d3(q.at(from.max(q.t0)))));
-            let gap_end = separation(nd, &t.map(|q| d3(q.at(self.step))));
-            if gap_from.min(gap_end) - slack > (ra + rb) as f64 {
-                return None;
-            }
-        }
         let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
+        let (pa, pb) = (sa.p as usize, sb.p as usize);
+        let c = if at_prev { &self.prev } else { &self.center };
+        let ids = [pa, pa + 1, pb, pb + 1];
+        let t = ids.map(|i| self.tubes[i]);
+        let slack = t[0].slack.max(t[1].slack) + t[2].slack.max(t[3].slack);
+        self.judge(
+            [a, b],
+            [sa, sb],
+            ids.map(|i| c[i]),
+            t.map(|q| q.at(from.max(q.t0))),
+            t.map(|q| q.at(self.step)),
+            slack,
+        )
+    }
+
+    /// [`Self::make_pair`] for the step's (or a rebuild's) pairs, from the
+    /// segments' records (`filter_segs`): there the tubes start where the
+    /// closest points are taken.
+    fn make_built_pair(&self, a: u32, b: u32) -> Option<Pair> {
+        let (fa, fb) = (&self.filter_segs[a as usize], &self.filter_segs[b as usize]);
+        let at = [fa.at[0], fa.at[1], fb.at[0], fb.at[1]];
+        self.judge(
+            [a, b],
+            [fa.seg, fb.seg],
+            at,
+            at,
+            [fa.end[0], fa.end[1], fb.end[0], fb.end[1]],
+            fa.slack + fb.slack,
+        )
+    }
+
+    /// The pair of segments `ab` (`s`: theirs) whose particles are at `at`
+    /// now, at `from` when their tubes' check starts and at `end` at the
+    /// step's end, with `slack` the sum of the segments' largest slacks;
+    /// `None` when the plane of the closest points at `at` proves they stay
+    /// apart.
+    fn judge(
+        &self,
+        ab: [u32; 2],
+        s: [Seg; 2],
+        at: [Vec3; 4],
+        from: [Vec3; 4],
+        end: [Vec3; 4],
+        slack: f32,
+    ) -> Option<Pair> {
+        let sc = closest_points_segment_segment(d3(at[0]), d3(at[1]), d3(at[2]), d3(at[3]));
+        let (pra, prb) = (
+            &self.props[s[0].cable as usize],
+            &self.props[s[1].cable as usize],
+        );
+        let (ra, rb) = (pra.radius, prb.radius);
+        let n = separating_normal(&sc, at);
+        let nd = d3(n);
+        let gap_from = separation(nd, &from.map(d3));
+        let gap_end = separation(nd, &end.map(d3));
+        if gap_from.min(gap_end) - slack as f64 > (ra + rb) as f64 {
+            return None;
+        }
+        let [sa, sb] = s;
         // Segments a few links apart on one cable may come closer than the
         // thickness where the cable bends: only crossing is prevented
         // between them.
@@ -710,13 +772,9 @@ impl CableSystem {
         } else {
             ra + rb
         };
-        let (pra, prb) = (
-            &self.props[sa.cable as usize],
-            &self.props[sb.cable as usize],
-        );
         Some(Pair {
-            a,
-            b,
+            a: ab[0],
+            b: ab[1],
             n,
             s: sc.s as f32,
             u: sc.t as f32,
