@@ -161,6 +161,9 @@ struct FilterSeg {
 struct Pair {
     a: u32,
     b: u32,
+    /// The segments' first particles (read at every substep).
+    pa: u32,
+    pb: u32,
     /// Separating direction from A to B: every endpoint of B is at least as
     /// far along it as every endpoint of A at the start of the substep. It
     /// is also the contact normal.
@@ -775,6 +778,8 @@ impl CableSystem {
         Some(Pair {
             a: ab[0],
             b: ab[1],
+            pa: sa.p,
+            pb: sb.p,
             n,
             s: sc.s as f32,
             u: sc.t as f32,

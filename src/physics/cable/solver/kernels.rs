@@ -10,7 +10,8 @@ use super::{BodyContact, Contact, Pair, Seg, Vec3};
 /// side they are on (−1 for A, +1 for B).
 #[inline]
 pub(super) fn pair_points(p: &Pair, segs: &[Seg]) -> [(usize, f32, f32); 4] {
-    let (pa, pb) = (segs[p.a as usize].p as usize, segs[p.b as usize].p as usize);
+    debug_assert_eq!((p.pa, p.pb), (segs[p.a as usize].p, segs[p.b as usize].p));
+    let (pa, pb) = (p.pa as usize, p.pb as usize);
     [
         (pa, 1.0 - p.s, -1.0),
         (pa + 1, p.s, -1.0),

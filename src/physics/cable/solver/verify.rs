@@ -13,10 +13,7 @@ impl CableSystem {
     /// The four endpoints of a pair in a position array, in f64.
     #[inline]
     fn endpoints(&self, p: &Pair, x: &[Vec3]) -> [DVec3; 4] {
-        let (pa, pb) = (
-            self.segs[p.a as usize].p as usize,
-            self.segs[p.b as usize].p as usize,
-        );
+        let (pa, pb) = (p.pa as usize, p.pb as usize);
         [d3(x[pa]), d3(x[pa + 1]), d3(x[pb]), d3(x[pb + 1])]
     }
 
