@@ -228,10 +228,13 @@ impl Grid {
         par: bool,
         out: &mut Vec<(u32, u32)>,
     ) {
+        // Built even for fewer than two boxes: the grid answers the tube
+        // extensions' queries until the next build, and must not name the
+        // boxes of an earlier one.
+        self.build(boxes);
         if boxes.len() < 2 {
             return;
         }
-        self.build(boxes);
         let buckets = self.counts.len().saturating_sub(1);
         let mut found = std::mem::take(&mut self.found);
         let mut upper = std::mem::take(&mut self.found_upper);

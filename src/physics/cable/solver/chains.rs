@@ -25,6 +25,18 @@ use super::{Props, Seg, Vec3};
 /// Lanes solved side by side (two SSE vectors, or one AVX vector).
 pub(super) const GROUP: usize = 8;
 
+/// The least compliance of a link, relative to its particles' inverse
+/// masses (α̃ ≥ this × (w_a + w_b)). A chain pinned at both ends and pulled
+/// straight is singular along its line (its interior can slide along it
+/// without changing the total length): only α̃ keeps the elimination's last
+/// pivot from zero, and an α̃ below f32's resolution of `w` made it exactly
+/// zero (NaN with a 1 kg, 16-segment cable at stiffness 1e11). The floor
+/// leaves rounding at 1% of that pivot. It caps the stiffness a substep
+/// can express: for a 40 g particle at 240 Hz, near 1e8 N/m, where the
+/// static stretch is already far below anything a test can see; the
+/// default 1e6 N/m is a hundredfold inside it.
+const MIN_COMPLIANCE: f32 = 1.0e-5;
+
 type Row = [f32; GROUP];
 
 /// Up to [`GROUP`] lanes laid out row by row; the rows past a shorter
@@ -125,9 +137,11 @@ impl ChainGroup {
     /// chain (link `k` shares particle `k + 1` with link `k + 1`: coupling
     /// `−w_{k+1} n_k·n_{k+1}`), so it is solved exactly by elimination down
     /// the chain and substitution back up, and every particle moves by
-    /// `w (n_{k−1}Δλ_{k−1} − n_k Δλ_k)`. The matrix is diagonally dominant
-    /// (its diagonal is `w_k + w_{k+1} + α̃`), so the elimination needs no
-    /// pivoting. A missing link, two pinned ends or coincident particles
+    /// `w (n_{k−1}Δλ_{k−1} − n_k Δλ_k)`. The matrix is (weakly) diagonally
+    /// dominant (its diagonal is `w_k + w_{k+1} + α̃`), so the elimination
+    /// needs no pivoting: by induction each pivot is at least `w_{k+1} + α̃`,
+    /// which leaves only a link whose far particle is pinned to `α̃` alone
+    /// (kept off zero by [`MIN_COMPLIANCE`]). A missing link, two pinned ends or coincident particles
     /// make a row of their own that moves nothing. `x` holds particles
     /// `x0..`.
     pub(super) fn solve_direct(&mut self, x: &mut [Vec3], x0: usize, inv_h2: f32) {
@@ -155,7 +169,7 @@ impl ChainGroup {
                 let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
                 let ws = wa[l] + wb[l];
                 let live = (link[l] != 0.0) & (ws != 0.0) & (len >= 1.0e-9);
-                let alpha = compliance[l] * inv_h2;
+                let alpha = (compliance[l] * inv_h2).max(MIN_COMPLIANCE * ws);
                 let inv = 1.0 / len;
                 for a in 0..3 {
                     n[a][l] = if live { d[a] * inv } else { 0.0 };

@@ -1,6 +1,6 @@
 //! The constraint kernels of the substeps' passes, on slices: body
-//! contacts and segment contacts (the segments' sweep and damping are in
-//! [`super::sweep`]). Each works on the particles
+//! contacts and segment contacts (the segments' chain solve and damping are in
+//! [`super::chains`]). Each works on the particles
 //! `x0..` of a slice, so that the two halves of the cables can be solved
 //! side by side.
 
