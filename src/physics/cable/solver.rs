@@ -29,7 +29,7 @@ const TUBE_MEMORY: f32 = 1.5;
 const LANES: usize = 2 * chains::GROUP;
 /// Particles from which the two halves run on two threads (below, one
 /// after the other: the result is the same either way).
-const PARALLEL_FROM: usize = 4096;
+pub(crate) const PARALLEL_FROM: usize = 4096;
 
 /// Runs `a` and `b`, on two threads when `par`. Each writes only its own
 /// half, so the result does not depend on which.

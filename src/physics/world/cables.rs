@@ -2,7 +2,7 @@
 
 use super::World;
 use crate::physics::aabb::Aabb;
-use crate::physics::cable::solver::{BodyContact, CableSystem, Extension};
+use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, PARALLEL_FROM};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -16,6 +16,18 @@ impl World {
             self.cable_stats = Default::default();
             return;
         }
+        // Large systems split work in two many times a step: run the whole
+        // stage on a pool thread, so that each split is a local fork-join
+        // rather than a job handed over from outside the pool.
+        let large = self.cables.iter().map(|c| c.x.len()).sum::<usize>() >= PARALLEL_FROM;
+        if large {
+            rayon::scope(|_| self.cable_stage(dt));
+        } else {
+            self.cable_stage(dt);
+        }
+    }
+
+    fn cable_stage(&mut self, dt: f32) {
         let mut sys = std::mem::take(&mut self.cable_system);
         let n = self.settings.cable_substeps.max(1);
         let h = dt / n as f32;
