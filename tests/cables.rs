@@ -264,6 +264,40 @@ fn a_lone_one_segment_cable_left_after_a_removal_steps_without_panicking() {
     );
 }
 
+/// Two short rods (one-segment cables) crossing at right angles meet
+/// midpoint to midpoint at 4 m/s: they part at `e` times the approach speed
+/// (the larger restitution of the two), momentum kept.
+#[test]
+fn crossing_rods_rebound_with_their_restitution() {
+    for (e, lo, hi) in [(0.5f32, 1.6f32, 2.4f32), (0.0, -0.01, 0.4)] {
+        let mut w = world(Vec3::ZERO);
+        let mut a = CableSpec::new([-0.25, 0.2, 0.0], [0.25, 0.2, 0.0], 1);
+        a.radius = 0.02;
+        a.linear_velocity = [0.0, -2.0, 0.0];
+        a.restitution = e;
+        let mut b = CableSpec::new([0.0, -0.2, -0.25], [0.0, -0.2, 0.25], 1);
+        b.radius = 0.02;
+        b.linear_velocity = [0.0, 2.0, 0.0];
+        let (ia, ib) = (w.add_cable(&a).unwrap(), w.add_cable(&b).unwrap());
+        for _ in 0..30 {
+            w.step();
+        }
+        let mean_vy = |id| {
+            let c = w.cable(id).unwrap();
+            c.v.iter().map(|v| v.y).sum::<f32>() / c.v.len() as f32
+        };
+        let (va, vb) = (mean_vy(ia), mean_vy(ib));
+        let parting = va - vb;
+        assert!(
+            (lo..=hi).contains(&parting),
+            "e = {e}: they part at {parting} m/s (approached at 4)"
+        );
+        assert!((va + vb).abs() < 1.0e-3, "momentum: {va} + {vb}");
+        let (ya, yb) = (w.cable(ia).unwrap().x[0].y, w.cable(ib).unwrap().x[0].y);
+        assert!(ya > yb + 0.03, "A stayed above B: {ya} vs {yb}");
+    }
+}
+
 #[test]
 fn bad_cable_specs_fail_with_one_line() {
     for bad in [

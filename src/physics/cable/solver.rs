@@ -248,13 +248,14 @@ impl PairIndex {
 /// gap at the substep's start (friction acts on the sliding since).
 #[derive(Clone, Copy, Debug)]
 struct Contact {
-    /// The pair's index, and the first particles of A and B.
-    pair: u32,
+    /// The first particles of A and B.
     pa: u32,
     pb: u32,
     n: Vec3,
     thickness: f32,
     mu: f32,
+    /// Restitution.
+    e: f32,
     /// Σ wᵢ²/mᵢ (0: nothing of it moves).
     denom: f32,
     weight: [f32; 4],
@@ -629,8 +630,8 @@ impl CableSystem {
         self.center.clear();
         self.center
             .extend_from_slice(if from_prev { &self.prev } else { &self.x });
-        // Pair indices change: nothing from the old list stays active.
-        self.active.clear();
+        // The substep's contacts (if any) stay: they hold what restitution
+        // needs, whatever happens to the pair list.
         self.tubes.resize(n, Tube::default());
         self.reach.resize(n, 0.0);
         if !from_prev {
@@ -992,9 +993,9 @@ impl CableSystem {
         let half = self.pairs.len() / 2;
         let (pairs, segs, x, split) = (&self.pairs, &self.segs, &self.x, self.split);
         let (w, prev) = (&self.w, &self.prev);
-        let select = |from: usize, list: &[Pair], out: &mut [Vec<Contact>; 3]| {
+        let select = |list: &[Pair], out: &mut [Vec<Contact>; 3]| {
             out.iter_mut().for_each(Vec::clear);
-            for (j, p) in list.iter().enumerate() {
+            for p in list {
                 if p.thickness <= 0.0 {
                     continue;
                 }
@@ -1011,12 +1012,12 @@ impl CableSystem {
                     };
                     let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
                     out[side].push(Contact {
-                        pair: (from + j) as u32,
                         pa: pts[0].0 as u32,
                         pb: pts[2].0 as u32,
                         n: p.n,
                         thickness: p.thickness,
                         mu: p.mu,
+                        e: p.e,
                         denom,
                         weight: pts.map(|(_, wg, sgn)| wg * sgn),
                         share: pts.map(|(i, wg, sgn)| sgn * wg * w[i] / denom),
@@ -1028,8 +1029,8 @@ impl CableSystem {
         };
         both(
             par,
-            || select(0, &pairs[..half], &mut sel0),
-            || select(half, &pairs[half..], &mut sel1),
+            || select(&pairs[..half], &mut sel0),
+            || select(&pairs[half..], &mut sel1),
         );
         self.active.clear();
         for side in 0..3 {
@@ -1156,26 +1157,37 @@ impl CableSystem {
     /// the threshold leave at `e` times the approach speed: an impulse
     /// divided by Σ wᵢ²/mᵢ, split by the barycentric weights.
     fn apply_restitution(&mut self) {
-        // Only pairs solved this substep can have pushed.
+        // Only pairs solved this substep can have pushed. A contact holds
+        // all it needs (the pair list may have been rebuilt since).
         for m in 0..self.active.len() {
-            let p = self.pairs[self.active[m].pair as usize];
-            if self.active[m].lambda <= 0.0 || p.e <= 0.0 {
+            let ct = self.active[m];
+            if ct.lambda <= 0.0 || ct.e <= 0.0 {
                 continue;
             }
-            let pts = self.pair_points(&p);
-            let vn0 = p.n.dot(pair_gap(&pts, &self.v_start, 0));
+            let ids = ct.particles();
+            let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k]] * ct.weight[k]);
+            let vn0 = ct.n.dot(gap(&self.v_start));
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;
             }
-            let vn = p.n.dot(pair_gap(&pts, &self.v, 0));
-            let dv = -p.e * vn0 - vn;
-            let denom = self.pair_denominator(&pts);
+            let vn = ct.n.dot(gap(&self.v));
+            let dv = -ct.e * vn0 - vn;
+            let denom: f32 = (0..4)
+                .map(|k| {
+                    if self.frozen[ids[k]] {
+                        0.0
+                    } else {
+                        ct.weight[k] * ct.weight[k] * self.w[ids[k]]
+                    }
+                })
+                .sum();
             if dv <= 0.0 || denom <= 0.0 {
                 continue;
             }
-            for &(i, wg, sgn) in &pts {
+            for k in 0..4 {
+                let i = ids[k];
                 if !self.frozen[i] {
-                    self.v[i] += p.n * (sgn * wg * self.w[i] * dv / denom);
+                    self.v[i] += ct.n * (ct.weight[k] * self.w[i] * dv / denom);
                 }
             }
         }
