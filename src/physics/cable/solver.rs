@@ -1184,10 +1184,9 @@ impl CableSystem {
             if dv <= 0.0 || denom <= 0.0 {
                 continue;
             }
-            for k in 0..4 {
-                let i = ids[k];
+            for (&i, &weight) in ids.iter().zip(&ct.weight) {
                 if !self.frozen[i] {
-                    self.v[i] += ct.n * (ct.weight[k] * self.w[i] * dv / denom);
+                    self.v[i] += ct.n * (weight * self.w[i] * dv / denom);
                 }
             }
         }
