@@ -34,6 +34,21 @@ fn swing_down(height: f32, len: f32, segments: u32) -> (f32, f32) {
     (worst, lowest)
 }
 
+/// A world under gravity with a static floor, `half` metres each way from
+/// the origin, whose top is at y = 0.
+fn on_floor(half: f32) -> World {
+    let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+    w.add_body(
+        &BodySpec::new(ShapeSpec::Box {
+            half_extents: [half, 0.5, half],
+        })
+        .kind(BodyKind::Static)
+        .position([0.0, -0.5, 0.0]),
+    )
+    .unwrap();
+    w
+}
+
 #[test]
 fn a_hanging_cable_keeps_its_length_within_one_percent_and_its_pin_never_moves() {
     let (worst, lowest) = swing_down(5.0, 2.0, 20);
@@ -234,15 +249,7 @@ fn the_stiffest_cable_pinned_at_both_ends_stays_finite_and_still() {
 /// earlier step (whose boxes name segments that are gone).
 #[test]
 fn a_lone_one_segment_cable_left_after_a_removal_steps_without_panicking() {
-    let mut w = world(Vec3::new(0.0, -9.81, 0.0));
-    w.add_body(
-        &BodySpec::new(ShapeSpec::Box {
-            half_extents: [5.0, 0.5, 5.0],
-        })
-        .kind(BodyKind::Static)
-        .position([0.0, -0.5, 0.0]),
-    )
-    .unwrap();
+    let mut w = on_floor(5.0);
     let mut big = CableSpec::new([-2.0, 0.021, 0.0], [2.0, 0.021, 0.0], 40);
     big.radius = 0.02;
     let a = w.add_cable(&big).unwrap();
@@ -446,15 +453,7 @@ fn a_heap_of_cables_and_a_collapsing_coil_never_cross_anywhere() {
 #[test]
 fn a_large_heap_steps_the_same_on_one_thread_and_on_two() {
     let build = || {
-        let mut w = world(Vec3::new(0.0, -9.81, 0.0));
-        w.add_body(
-            &BodySpec::new(ShapeSpec::Box {
-                half_extents: [4.0, 0.5, 4.0],
-            })
-            .kind(BodyKind::Static)
-            .position([0.0, -0.5, 0.0]),
-        )
-        .unwrap();
+        let mut w = on_floor(4.0);
         for k in 0..100 {
             let (layer, row) = (k / 10, k % 10);
             let y = 0.5 + layer as f32 * 0.1;

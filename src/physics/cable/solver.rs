@@ -2,17 +2,18 @@
 //! contacts, and the no-crossing guarantee (the algorithm is described in
 //! the module documentation of [`super`]).
 
-use super::pairs::{overlap, Grid};
+use super::pairs::Grid;
 use super::{Cable, MIN_THICKNESS};
-use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
 use chains::ChainGroup;
 use glam::DVec3;
 use kernels::{pair_gap, pair_points, solve_body_contacts, solve_pairs};
-use verify::{separating_normal, separation};
+pub(crate) use tubes::Extension;
+use tubes::{FilterSeg, PairIndex};
 
 mod chains;
 mod kernels;
+mod tubes;
 mod verify;
 
 /// Least slack of a particle's tube (m): how far it may stray from the
@@ -144,18 +145,6 @@ struct Props {
     damping: f32,
 }
 
-/// A segment as the filter of a build's pairs reads it (one record instead
-/// of a segment, two tubes and a cable's properties scattered in memory):
-/// its particles where their tubes start and at the step's end, and the
-/// larger of their slacks.
-#[derive(Clone, Copy, Debug)]
-struct FilterSeg {
-    seg: Seg,
-    at: [Vec3; 2],
-    end: [Vec3; 2],
-    slack: f32,
-}
-
 /// A pair of segments that may meet during the step.
 #[derive(Clone, Copy, Debug)]
 struct Pair {
@@ -176,70 +165,6 @@ struct Pair {
     thickness: f32,
     mu: f32,
     e: f32,
-}
-
-/// The pairs of each segment: an array by segment built with the list,
-/// and a linked list per segment for the pairs tube extensions add since (a
-/// few hundred at a time to a list of ~100k, which is not indexed again).
-#[derive(Clone, Debug, Default)]
-struct PairIndex {
-    start: Vec<u32>,
-    index: Vec<u32>,
-    /// Each segment's newest added entry, and each entry's pair and next.
-    head: Vec<u32>,
-    pair: Vec<u32>,
-    next: Vec<u32>,
-}
-
-impl PairIndex {
-    fn rebuild(&mut self, pairs: &[Pair], segs: usize) {
-        self.start.clear();
-        self.start.resize(segs + 1, 0);
-        for p in pairs {
-            self.start[p.a as usize + 1] += 1;
-            self.start[p.b as usize + 1] += 1;
-        }
-        for k in 1..self.start.len() {
-            self.start[k] += self.start[k - 1];
-        }
-        self.index.clear();
-        self.index.resize(pairs.len() * 2, 0);
-        let mut fill = self.start.clone();
-        for (k, p) in pairs.iter().enumerate() {
-            for s in [p.a, p.b] {
-                self.index[fill[s as usize] as usize] = k as u32;
-                fill[s as usize] += 1;
-            }
-        }
-        self.head.clear();
-        self.head.resize(segs, u32::MAX);
-        self.pair.clear();
-        self.next.clear();
-    }
-
-    /// Pair `k` was added to the list.
-    fn add(&mut self, k: u32, p: &Pair) {
-        for s in [p.a, p.b] {
-            self.pair.push(k);
-            self.next.push(self.head[s as usize]);
-            self.head[s as usize] = (self.pair.len() - 1) as u32;
-        }
-    }
-
-    /// The pairs of segment `seg`.
-    fn of(&self, seg: u32) -> impl Iterator<Item = u32> + '_ {
-        let s = seg as usize;
-        let built = self.index[self.start[s] as usize..self.start[s + 1] as usize].iter();
-        let mut e = self.head[s];
-        let added = std::iter::from_fn(move || {
-            (e != u32::MAX).then(|| {
-                let k = self.pair[e as usize];
-                e = self.next[e as usize];
-                k
-            })
-        });
-        built.copied().chain(added)
-    }
 }
 
 /// A pair solved in the current substep, with what its passes need laid
@@ -331,18 +256,6 @@ impl BodyContact {
         let p = segs[self.seg as usize].p as usize;
         [(p, 1.0 - self.s), (p + 1, self.s)]
     }
-}
-
-/// What [`CableSystem::extend`] did.
-pub(crate) enum Extension {
-    /// Every particle is inside its tube.
-    None,
-    /// New tubes for some particles: the segments that changed (their body
-    /// contacts are to be regenerated), with their new pairs.
-    Grown(Vec<u32>),
-    /// So many particles outran their tubes that every tube and pair was
-    /// rebuilt from the substep's start (all body contacts go too).
-    Rebuilt,
 }
 
 /// Every cable of a world as one particle system; memory kept between steps.
@@ -539,27 +452,6 @@ impl CableSystem {
         self.reach[i]
     }
 
-    /// Whether particle `i` is outside its tube at the current time.
-    #[inline]
-    fn outside_tube(&self, i: usize, x: Vec3) -> bool {
-        let t = &self.tubes[i];
-        self.w[i] > 0.0 && (x - t.at(self.time)).length_squared() > t.slack * t.slack
-    }
-
-    /// The particles that ended the substep outside their tube, in order
-    /// (the halves on two threads for large systems).
-    fn outran(&mut self) -> Vec<usize> {
-        let half = self.x.len() / 2;
-        let this = &*self;
-        let find = |r: std::ops::Range<usize>| -> Vec<usize> {
-            r.filter(|&i| this.outside_tube(i, this.x[i])).collect()
-        };
-        let par = self.x.len() >= PARALLEL_FROM;
-        let (mut lo, mut hi) = both(par, || find(0..half), || find(half..this.x.len()));
-        lo.append(&mut hi);
-        lo
-    }
-
     /// How far any point of a segment may move from `center` this step.
     pub(crate) fn seg_reach(&self, seg: usize) -> f32 {
         let p = self.segs[seg].p as usize;
@@ -570,346 +462,6 @@ impl CableSystem {
     /// step while its particles stay in their tubes.
     pub(crate) fn seg_box(&self, seg: usize) -> (Vec3, Vec3) {
         self.boxes[seg]
-    }
-
-    fn tube_box(&self, seg: usize) -> (Vec3, Vec3) {
-        let p = self.segs[seg].p as usize;
-        let r = self.radius(seg);
-        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
-        for t in &self.tubes[p..p + 2] {
-            let (a, b) = (t.base, t.at(self.step));
-            let pad = Vec3::splat(t.slack + r);
-            lo = lo.min(a.min(b) - pad);
-            hi = hi.max(a.max(b) + pad);
-        }
-        (lo, hi)
-    }
-
-    /// The tube of a particle that starts at `base` at time `t0` with
-    /// velocity `v`: its free flight to the step's end (substeps of `h`
-    /// under `g`), and a slack for what contacts and segments may change.
-    fn set_tube(&mut self, i: usize, base: Vec3, v: Vec3, t0: f32, h: f32, g: Vec3) {
-        let span = (self.step - t0).max(0.0);
-        if self.w[i] == 0.0 || span <= 0.0 {
-            self.tubes[i] = Tube {
-                base,
-                vel: Vec3::ZERO,
-                t0,
-                slack: 0.0,
-            };
-            self.reach[i] = (base - self.center[i]).length();
-            return;
-        }
-        let disp = v * span + g * (0.5 * span * (span + h));
-        // The chord of the parabola strays from it by |g|·span²/8; the
-        // substeps' start (gravity before or after the first one) by less
-        // than |g|·h·span.
-        let slack = TUBE_MARGIN
-            + TUBE_MEMORY * self.last_dev[i]
-            + TUBE_FACTOR * disp.length()
-            + g.length() * span * (0.125 * span + h);
-        self.tubes[i] = Tube {
-            base,
-            vel: disp / span,
-            t0,
-            slack,
-        };
-        self.reach[i] = (base - self.center[i])
-            .length()
-            .max((base + disp - self.center[i]).length())
-            + slack;
-    }
-
-    /// Gives every particle a tube from `t0` (the step's start, or the
-    /// current substep's start when `from_prev`) to the step's end, at
-    /// `velocity(i)`, and builds the pairs there.
-    fn build(&mut self, from_prev: bool, velocity: impl Fn(&Self, usize) -> Vec3, h: f32, g: Vec3) {
-        let clock = std::time::Instant::now();
-        let n = self.x.len();
-        let t0 = if from_prev { self.time - h } else { 0.0 };
-        self.center.clear();
-        self.center
-            .extend_from_slice(if from_prev { &self.prev } else { &self.x });
-        // The substep's contacts (if any) stay: they hold what restitution
-        // needs, whatever happens to the pair list.
-        self.tubes.resize(n, Tube::default());
-        self.reach.resize(n, 0.0);
-        if !from_prev {
-            self.pred_end.resize(n, Vec3::ZERO);
-        }
-        for i in 0..n {
-            let v = velocity(self, i);
-            self.set_tube(i, self.center[i], v, t0, h, g);
-            if !from_prev {
-                self.pred_end[i] = self.tubes[i].at(self.step);
-            }
-        }
-        self.boxes.clear();
-        self.filter_segs.clear();
-        for k in 0..self.segs.len() {
-            let b = self.tube_box(k);
-            self.boxes.push(b);
-            let seg = self.segs[k];
-            let (t0, t1) = (self.tubes[seg.p as usize], self.tubes[seg.p as usize + 1]);
-            self.filter_segs.push(FilterSeg {
-                seg,
-                at: [t0.base, t1.base],
-                end: [t0.at(self.step), t1.at(self.step)],
-                slack: t0.slack.max(t1.slack),
-            });
-        }
-        self.grown.clear();
-        self.grown.resize(self.segs.len(), false);
-        self.grown_list.clear();
-        self.candidates.clear();
-        let segs = &self.segs;
-        self.grid.pairs(
-            &self.boxes,
-            // Neighbours share a particle: never a pair.
-            |i, j| segs[i as usize].p.abs_diff(segs[j as usize].p) <= 1,
-            n >= PARALLEL_FROM,
-            &mut self.candidates,
-        );
-        // The filter on two threads for large systems, the halves' pairs
-        // joined in order.
-        let par = n >= PARALLEL_FROM;
-        let mut upper = std::mem::take(&mut self.upper_pairs);
-        let mut lower = std::mem::take(&mut self.pairs);
-        let mid = self.candidates.len() / 2;
-        let this = &*self;
-        let filter = |cands: &[(u32, u32)], out: &mut Vec<Pair>| {
-            out.clear();
-            out.extend(
-                cands
-                    .iter()
-                    .filter_map(|&(a, b)| this.make_built_pair(a, b)),
-            );
-        };
-        both(
-            par,
-            || filter(&this.candidates[..mid], &mut lower),
-            || filter(&this.candidates[mid..], &mut upper),
-        );
-        lower.append(&mut upper);
-        self.pairs = lower;
-        self.upper_pairs = upper;
-        self.responses.clear();
-        self.index_pairs();
-        self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
-    }
-
-    /// Segments `a < b` as a pair, with the separating plane and
-    /// contact coordinates of their closest points in `center` (or in
-    /// `prev`, for pairs added during a substep), unless they cannot come
-    /// within touching distance from time `from` to the step's end while
-    /// their particles stay in their tubes: the gap along a fixed direction
-    /// is concave in time for the tubes' linear paths, so a plane that
-    /// leaves more than the touching distance plus both slacks at `from`
-    /// and at the end does so throughout.
-    fn make_pair(&self, a: u32, b: u32, at_prev: bool, from: f32) -> Option<Pair> {
-        let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
-        let (pa, pb) = (sa.p as usize, sb.p as usize);
-        let c = if at_prev { &self.prev } else { &self.center };
-        let ids = [pa, pa + 1, pb, pb + 1];
-        let t = ids.map(|i| self.tubes[i]);
-        let slack = t[0].slack.max(t[1].slack) + t[2].slack.max(t[3].slack);
-        self.judge(
-            [a, b],
-            [sa, sb],
-            ids.map(|i| c[i]),
-            t.map(|q| q.at(from.max(q.t0))),
-            t.map(|q| q.at(self.step)),
-            slack,
-        )
-    }
-
-    /// [`Self::make_pair`] for the step's (or a rebuild's) pairs, from the
-    /// segments' records (`filter_segs`): there the tubes start where the
-    /// closest points are taken.
-    fn make_built_pair(&self, a: u32, b: u32) -> Option<Pair> {
-        let (fa, fb) = (&self.filter_segs[a as usize], &self.filter_segs[b as usize]);
-        let at = [fa.at[0], fa.at[1], fb.at[0], fb.at[1]];
-        self.judge(
-            [a, b],
-            [fa.seg, fb.seg],
-            at,
-            at,
-            [fa.end[0], fa.end[1], fb.end[0], fb.end[1]],
-            fa.slack + fb.slack,
-        )
-    }
-
-    /// The pair of segments `ab` (`s`: theirs) whose particles are at `at`
-    /// now, at `from` when their tubes' check starts and at `end` at the
-    /// step's end, with `slack` the sum of the segments' largest slacks;
-    /// `None` when the plane of the closest points at `at` proves they stay
-    /// apart.
-    fn judge(
-        &self,
-        ab: [u32; 2],
-        s: [Seg; 2],
-        at: [Vec3; 4],
-        from: [Vec3; 4],
-        end: [Vec3; 4],
-        slack: f32,
-    ) -> Option<Pair> {
-        let sc = closest_points_segment_segment(d3(at[0]), d3(at[1]), d3(at[2]), d3(at[3]));
-        let (pra, prb) = (
-            &self.props[s[0].cable as usize],
-            &self.props[s[1].cable as usize],
-        );
-        let (ra, rb) = (pra.radius, prb.radius);
-        let n = separating_normal(&sc, at);
-        let nd = d3(n);
-        let gap_from = separation(nd, &from.map(d3));
-        let gap_end = separation(nd, &end.map(d3));
-        if gap_from.min(gap_end) - slack as f64 > (ra + rb) as f64 {
-            return None;
-        }
-        let [sa, sb] = s;
-        // Segments a few links apart on one cable may come closer than the
-        // thickness where the cable bends: only crossing is prevented
-        // between them.
-        let links = sa.p.abs_diff(sb.p) as f32 - 1.0;
-        let thickness = if sa.cable == sb.cable && links * sa.rest < ra + rb {
-            0.0
-        } else {
-            ra + rb
-        };
-        Some(Pair {
-            a: ab[0],
-            b: ab[1],
-            pa: sa.p,
-            pb: sb.p,
-            n,
-            s: sc.s as f32,
-            u: sc.t as f32,
-            thickness,
-            mu: (pra.friction * prb.friction).sqrt(),
-            e: pra.restitution.max(prb.restitution),
-        })
-    }
-
-    /// The pairs of each segment, and per-pair scratch sized.
-    fn index_pairs(&mut self) {
-        self.pair_index.rebuild(&self.pairs, self.segs.len());
-        self.responses.clear();
-        self.responses.resize(self.pairs.len(), 0);
-        self.queued.clear();
-        self.queued.resize(self.pairs.len(), false);
-        self.stats.pairs = self.stats.pairs.max(self.pairs.len() as u64);
-    }
-
-    /// Particles outside their tube at the end of this substep get a new
-    /// one, from where the substep began at the velocity it had, and their
-    /// segments are queried against the grid (and the other changed
-    /// segments) for new pairs, which come with a plane of the substep's
-    /// start; with many such particles, everything is rebuilt from the
-    /// substep's start instead.
-    pub(crate) fn extend(&mut self, h: f32, g: Vec3) -> Extension {
-        let clock = std::time::Instant::now();
-        let outran = self.outran();
-        if outran.is_empty() {
-            self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
-            return Extension::None;
-        }
-        if outran.len() > 64.max(self.x.len() / REBUILD_FRACTION) {
-            self.stats.rebuilds += 1;
-            self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, h, g);
-            return Extension::Rebuilt;
-        }
-        self.stats.extensions += outran.len() as u64;
-        let from = self.time - h;
-        for &i in &outran {
-            let v = (self.x[i] - self.prev[i]) / h;
-            self.set_tube(i, self.prev[i], v, from, h, g);
-        }
-        let mut grown: Vec<u32> = outran
-            .iter()
-            .flat_map(|&i| self.part_segs[i])
-            .filter(|&s| s != u32::MAX)
-            .collect();
-        grown.sort_unstable();
-        grown.dedup();
-        for &s in &grown {
-            self.boxes[s as usize] = self.tube_box(s as usize);
-            if !self.grown[s as usize] {
-                self.grown[s as usize] = true;
-                self.grown_list.push(s);
-            }
-        }
-        // The grid holds the boxes of its build; the changed ones, as they
-        // are now, go into a small grid of their own.
-        self.grown_boxes.clear();
-        for &g in &self.grown_list {
-            self.grown_boxes.push(self.boxes[g as usize]);
-        }
-        self.grown_grid.build(&self.grown_boxes);
-        let before = self.pairs.len();
-        // Each grown segment's new pairs, the halves on two threads (a pair
-        // comes from one segment only, so the lists join without repeats).
-        let par = grown.len() >= 256 && self.x.len() >= PARALLEL_FROM;
-        let mid = grown.len() / 2;
-        let this = &*self;
-        let search = |part: &[u32]| {
-            let (mut found, mut out) = (Vec::new(), Vec::new());
-            for &s in part {
-                this.new_pairs(s, &grown, from, &mut found, &mut out);
-            }
-            out
-        };
-        let (lo, hi) = both(par, || search(&grown[..mid]), || search(&grown[mid..]));
-        self.pairs.extend(lo);
-        self.pairs.extend(hi);
-        for k in before..self.pairs.len() {
-            self.pair_index.add(k as u32, &self.pairs[k]);
-        }
-        self.responses.resize(self.pairs.len(), 0);
-        self.queued.resize(self.pairs.len(), false);
-        self.stats.pairs = self.stats.pairs.max(self.pairs.len() as u64);
-        self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
-        Extension::Grown(grown)
-    }
-
-    /// The pairs segment `s` (its box just grew) gains with the boxes it
-    /// now overlaps (in the grid as built, or grown since: `grown_grid`),
-    /// those of two segments grown at once coming from the lower, appended
-    /// to `out`.
-    fn new_pairs(
-        &self,
-        s: u32,
-        grown: &[u32],
-        from: f32,
-        found: &mut Vec<u32>,
-        out: &mut Vec<Pair>,
-    ) {
-        let bs = self.boxes[s as usize];
-        found.clear();
-        self.grid.query(&bs, found);
-        let k = found.len();
-        self.grown_grid.query(&bs, found);
-        for f in &mut found[k..] {
-            *f = self.grown_list[*f as usize];
-        }
-        found.sort_unstable();
-        found.dedup();
-        for &t in found.iter() {
-            if t == s
-                || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
-                || !overlap(&bs, &self.boxes[t as usize])
-                || (t < s && grown.binary_search(&t).is_ok())
-            {
-                continue;
-            }
-            let (a, b) = (s.min(t), s.max(t));
-            let known = self.pair_index.of(s).any(|m| {
-                let q = &self.pairs[m as usize];
-                q.a == a && q.b == b
-            });
-            if !known {
-                out.extend(self.make_pair(a, b, true, from));
-            }
-        }
     }
 
     /// Start of a step of `dt` in substeps of `h`: tubes from the current
@@ -991,7 +543,7 @@ impl CableSystem {
     fn select_active(&mut self, par: bool) {
         let [mut sel0, mut sel1] = std::mem::take(&mut self.selected);
         let half = self.pairs.len() / 2;
-        let (pairs, segs, x, split) = (&self.pairs, &self.segs, &self.x, self.split);
+        let (pairs, x, split) = (&self.pairs, &self.x, self.split);
         let (w, prev) = (&self.w, &self.prev);
         let select = |list: &[Pair], out: &mut [Vec<Contact>; 3]| {
             out.iter_mut().for_each(Vec::clear);
@@ -999,7 +551,7 @@ impl CableSystem {
                 if p.thickness <= 0.0 {
                     continue;
                 }
-                let pts = pair_points(p, segs);
+                let pts = pair_points(p);
                 let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
                 if c < ACTIVE_SLACK + 0.5 * p.thickness {
                     let (lo, hi) = (pts[0].0.min(pts[2].0), pts[1].0.max(pts[3].0));
@@ -1136,7 +688,7 @@ impl CableSystem {
     /// side they are on (−1 for A, +1 for B).
     #[inline]
     fn pair_points(&self, p: &Pair) -> [(usize, f32, f32); 4] {
-        pair_points(p, &self.segs)
+        pair_points(p)
     }
 
     /// Σ wᵢ²/mᵢ over the four particles (frozen ones count as pinned).

@@ -9,8 +9,7 @@ use super::{BodyContact, Contact, Pair, Seg, Vec3};
 /// The four particles of a pair with their barycentric weights and the
 /// side they are on (−1 for A, +1 for B).
 #[inline]
-pub(super) fn pair_points(p: &Pair, segs: &[Seg]) -> [(usize, f32, f32); 4] {
-    debug_assert_eq!((p.pa, p.pb), (segs[p.a as usize].p, segs[p.b as usize].p));
+pub(super) fn pair_points(p: &Pair) -> [(usize, f32, f32); 4] {
     let (pa, pb) = (p.pa as usize, p.pb as usize);
     [
         (pa, 1.0 - p.s, -1.0),
