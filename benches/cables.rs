@@ -4,15 +4,28 @@
 //!
 //! `cargo bench --bench cables` (ARBITER_BENCH_STEPS, default 30 measured
 //! steps after 30 steps of falling; ARBITER_BENCH_SIZES, default
-//! `1000,10000,50000`).
+//! `1000,10000,50000`; ARBITER_BENCH_SUBSTEPS and ARBITER_BENCH_PASSES,
+//! the world's defaults).
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
 use arbiter::physics::{BodyKind, BodySpec, ShapeSpec, Vec3, World};
 use std::time::Instant;
 
+/// A setting from the environment (to measure other substep and pass
+/// counts), else the default.
+fn env_or(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 fn heap(segments: usize) -> World {
     let mut w = World::default();
+    let s = &mut w.settings;
+    s.cable_substeps = env_or("ARBITER_BENCH_SUBSTEPS", s.cable_substeps);
+    s.cable_iterations = env_or("ARBITER_BENCH_PASSES", s.cable_iterations);
     for (p, h) in [
         ([0.0, -0.5, 0.0], [6.0, 0.5, 6.0]),
         ([6.5, 3.0, 0.0], [0.5, 3.0, 6.0]),

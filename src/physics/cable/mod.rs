@@ -90,6 +90,21 @@ use serde::{Deserialize, Serialize};
 mod pairs;
 pub(crate) mod solver;
 
+/// Runs `a` and `b`, on two threads when `par`. Each writes only its own
+/// half, so the result does not depend on which.
+#[inline]
+fn both<A: Send, B: Send>(
+    par: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if par {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
 pub use solver::CableStats;
 
 /// Collision radius (m) of a cable whose radius is smaller (threads).

@@ -2,6 +2,7 @@
 //! contacts, and the no-crossing guarantee (the algorithm is described in
 //! the module documentation of [`super`]).
 
+use super::both;
 use super::pairs::Grid;
 use super::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
@@ -32,20 +33,6 @@ const LANES: usize = 2 * chains::GROUP;
 /// after the other: the result is the same either way).
 pub(crate) const PARALLEL_FROM: usize = 4096;
 
-/// Runs `a` and `b`, on two threads when `par`. Each writes only its own
-/// half, so the result does not depend on which.
-#[inline]
-fn both<A: Send, B: Send>(
-    par: bool,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if par {
-        rayon::join(a, b)
-    } else {
-        (a(), b())
-    }
-}
 /// Particles that leave their tube in one substep, as a fraction of all,
 /// above which the pairs are rebuilt instead of extended one by one.
 const REBUILD_FRACTION: usize = 16;

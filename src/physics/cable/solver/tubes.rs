@@ -400,7 +400,7 @@ impl CableSystem {
         for &g in &self.grown_list {
             self.grown_boxes.push(self.boxes[g as usize]);
         }
-        self.grown_grid.build(&self.grown_boxes);
+        self.grown_grid.build(&self.grown_boxes, false);
         let before = self.pairs.len();
         // Each grown segment's new pairs, the halves on two threads (a pair
         // comes from one segment only, so the lists join without repeats).
