@@ -13,6 +13,7 @@ pub(crate) use tubes::Extension;
 use tubes::{FilterSeg, PairIndex};
 
 mod chains;
+mod filter;
 mod kernels;
 mod tubes;
 mod verify;

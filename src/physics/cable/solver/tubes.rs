@@ -5,6 +5,7 @@
 //! of [`super::super`]).
 
 use super::super::pairs::overlap;
+use super::filter::Candidate;
 use super::verify::{separating_normal, separation};
 use super::{
     both, d3, CableSystem, Pair, Seg, Tube, PARALLEL_FROM, REBUILD_FRACTION, TUBE_FACTOR,
@@ -13,16 +14,36 @@ use super::{
 use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
 
-/// A segment as the filter of a build's pairs reads it (one record instead
-/// of a segment, two tubes and a cable's properties scattered in memory):
-/// its particles where their tubes start and at the step's end, and the
-/// larger of their slacks.
+/// A segment as the filter of a build's pairs reads it (one record of a
+/// cache line instead of a segment, two tubes and a cable's properties
+/// scattered in memory): its first particle, cable and rest length, the
+/// larger of its particles' slacks, and its particles where their tubes
+/// start and at the step's end.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub(super) struct FilterSeg {
-    seg: Seg,
+    link: Link,
+    slack: f32,
     at: [Vec3; 2],
     end: [Vec3; 2],
-    slack: f32,
+}
+
+/// What [`CableSystem::judge`] needs of a segment besides its particles.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Link {
+    pub p: u32,
+    pub cable: u32,
+    pub rest: f32,
+}
+
+impl From<Seg> for Link {
+    fn from(s: Seg) -> Self {
+        Self {
+            p: s.p,
+            cable: s.cable,
+            rest: s.rest,
+        }
+    }
 }
 
 /// The pairs of each segment: an array by segment built with the list,
@@ -209,7 +230,7 @@ impl CableSystem {
             let seg = self.segs[k];
             let (t0, t1) = (self.tubes[seg.p as usize], self.tubes[seg.p as usize + 1]);
             self.filter_segs.push(FilterSeg {
-                seg,
+                link: seg.into(),
                 at: [t0.base, t1.base],
                 end: [t0.at(self.step), t1.at(self.step)],
                 slack: t0.slack.max(t1.slack),
@@ -236,11 +257,7 @@ impl CableSystem {
         let this = &*self;
         let filter = |cands: &[(u32, u32)], out: &mut Vec<Pair>| {
             out.clear();
-            out.extend(
-                cands
-                    .iter()
-                    .filter_map(|&(a, b)| this.make_built_pair(a, b)),
-            );
+            this.judge_all(cands.iter().map(|&(a, b)| this.built_candidate(a, b)), out);
         };
         both(
             par,
@@ -255,66 +272,64 @@ impl CableSystem {
         self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// Segments `a < b` as a pair added during a substep (a tube
-    /// extension), with the separating plane and contact coordinates of
-    /// their closest points at the substep's start (`prev`), unless they cannot come
-    /// within touching distance from time `from` to the step's end while
-    /// their particles stay in their tubes: the gap along a fixed direction
-    /// is concave in time for the tubes' linear paths, so a plane that
-    /// leaves more than the touching distance plus both slacks at `from`
-    /// and at the end does so throughout.
-    fn make_pair(&self, a: u32, b: u32, from: f32) -> Option<Pair> {
+    /// Segments `a < b` as a candidate pair added during a substep (a
+    /// tube extension): the closest points are taken at the substep's start
+    /// (`prev`), and the tubes are checked from time `from` to the step's
+    /// end (see [`Self::judge`]).
+    fn candidate(&self, a: u32, b: u32, from: f32) -> Candidate {
         let (sa, sb) = (self.segs[a as usize], self.segs[b as usize]);
         let (pa, pb) = (sa.p as usize, sb.p as usize);
         let ids = [pa, pa + 1, pb, pb + 1];
         let t = ids.map(|i| self.tubes[i]);
-        let slack = t[0].slack.max(t[1].slack) + t[2].slack.max(t[3].slack);
-        self.judge(
-            [a, b],
-            [sa, sb],
-            ids.map(|i| self.prev[i]),
-            t.map(|q| q.at(from.max(q.t0))),
-            t.map(|q| q.at(self.step)),
-            slack,
-        )
+        Candidate {
+            ab: [a, b],
+            links: [sa.into(), sb.into()],
+            at: ids.map(|i| self.prev[i]),
+            from: t.map(|q| q.at(from.max(q.t0))),
+            end: t.map(|q| q.at(self.step)),
+            slack: t[0].slack.max(t[1].slack) + t[2].slack.max(t[3].slack),
+        }
     }
 
-    /// [`Self::make_pair`] for the step's (or a rebuild's) pairs, from the
-    /// segments' records (`filter_segs`): there the tubes start where the
-    /// closest points are taken.
-    fn make_built_pair(&self, a: u32, b: u32) -> Option<Pair> {
+    /// Segments `a < b` as a candidate of the step's (or a rebuild's)
+    /// pairs, from the segments' records (`filter_segs`): there the tubes
+    /// start where the closest points are taken.
+    fn built_candidate(&self, a: u32, b: u32) -> Candidate {
         let (fa, fb) = (&self.filter_segs[a as usize], &self.filter_segs[b as usize]);
         let at = [fa.at[0], fa.at[1], fb.at[0], fb.at[1]];
-        self.judge(
-            [a, b],
-            [fa.seg, fb.seg],
+        Candidate {
+            ab: [a, b],
+            links: [fa.link, fb.link],
             at,
-            at,
-            [fa.end[0], fa.end[1], fb.end[0], fb.end[1]],
-            fa.slack + fb.slack,
-        )
+            from: at,
+            end: [fa.end[0], fa.end[1], fb.end[0], fb.end[1]],
+            slack: fa.slack + fb.slack,
+        }
     }
 
     /// The pair of segments `ab` (`s`: theirs) whose particles are at `at`
     /// now, at `from` when their tubes' check starts and at `end` at the
     /// step's end, with `slack` the sum of the segments' largest slacks;
     /// `None` when the plane of the closest points at `at` proves they stay
-    /// apart.
-    fn judge(
+    /// apart: the gap along a fixed direction is concave in time for the
+    /// tubes' linear paths, so a plane that leaves more than the touching
+    /// distance plus both slacks at `from` and at the end does so
+    /// throughout. In f64, one pair at a time: the filter
+    /// ([`Self::judge_all`]) asks it only of segments that touch at `at`.
+    pub(super) fn judge(
         &self,
         ab: [u32; 2],
-        s: [Seg; 2],
+        s: [Link; 2],
         at: [Vec3; 4],
         from: [Vec3; 4],
         end: [Vec3; 4],
         slack: f32,
     ) -> Option<Pair> {
         let sc = closest_points_segment_segment(d3(at[0]), d3(at[1]), d3(at[2]), d3(at[3]));
-        let (pra, prb) = (
-            &self.props[s[0].cable as usize],
-            &self.props[s[1].cable as usize],
+        let (ra, rb) = (
+            self.props[s[0].cable as usize].radius,
+            self.props[s[1].cable as usize].radius,
         );
-        let (ra, rb) = (pra.radius, prb.radius);
         let n = separating_normal(&sc, at);
         let nd = d3(n);
         let gap_from = separation(nd, &from.map(d3));
@@ -322,7 +337,25 @@ impl CableSystem {
         if gap_from.min(gap_end) - slack as f64 > (ra + rb) as f64 {
             return None;
         }
+        Some(self.pair_record(ab, s, n, sc.s as f32, sc.t as f32))
+    }
+
+    /// The pair of segments `ab` with plane normal `n` and contact
+    /// coordinates `s` along A and `u` along B.
+    pub(super) fn pair_record(
+        &self,
+        ab: [u32; 2],
+        s: [Link; 2],
+        n: Vec3,
+        s_a: f32,
+        u: f32,
+    ) -> Pair {
         let [sa, sb] = s;
+        let (pra, prb) = (
+            &self.props[sa.cable as usize],
+            &self.props[sb.cable as usize],
+        );
+        let (ra, rb) = (pra.radius, prb.radius);
         // Segments a few links apart on one cable may come closer than the
         // thickness where the cable bends: only crossing is prevented
         // between them.
@@ -332,18 +365,18 @@ impl CableSystem {
         } else {
             ra + rb
         };
-        Some(Pair {
+        Pair {
             a: ab[0],
             b: ab[1],
             pa: sa.p,
             pb: sb.p,
             n,
-            s: sc.s as f32,
-            u: sc.t as f32,
+            s: s_a,
+            u,
             thickness,
             mu: (pra.friction * prb.friction).sqrt(),
             e: pra.restitution.max(prb.restitution),
-        })
+        }
     }
 
     /// The pairs of each segment, and per-pair scratch sized.
@@ -408,10 +441,14 @@ impl CableSystem {
         let mid = grown.len() / 2;
         let this = &*self;
         let search = |part: &[u32]| {
-            let (mut found, mut out) = (Vec::new(), Vec::new());
+            let (mut found, mut cands, mut out) = (Vec::new(), Vec::new(), Vec::new());
             for &s in part {
-                this.new_pairs(s, &grown, from, &mut found, &mut out);
+                this.new_pairs(s, &grown, &mut found, &mut cands);
             }
+            this.judge_all(
+                cands.iter().map(|&(a, b)| this.candidate(a, b, from)),
+                &mut out,
+            );
             out
         };
         let (lo, hi) = both(par, || search(&grown[..mid]), || search(&grown[mid..]));
@@ -427,18 +464,11 @@ impl CableSystem {
         Extension::Grown(grown)
     }
 
-    /// The pairs segment `s` (its box just grew) gains with the boxes it
-    /// now overlaps (in the grid as built, or grown since: `grown_grid`),
-    /// those of two segments grown at once coming from the lower, appended
-    /// to `out`.
-    fn new_pairs(
-        &self,
-        s: u32,
-        grown: &[u32],
-        from: f32,
-        found: &mut Vec<u32>,
-        out: &mut Vec<Pair>,
-    ) {
+    /// The candidate pairs segment `s` (its box just grew) gains with the
+    /// boxes it now overlaps (in the grid as built, or grown since:
+    /// `grown_grid`), those of two segments grown at once coming from the
+    /// lower, appended to `out`.
+    fn new_pairs(&self, s: u32, grown: &[u32], found: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
         let bs = self.boxes[s as usize];
         found.clear();
         self.grid.query(&bs, found);
@@ -463,7 +493,7 @@ impl CableSystem {
                 q.a == a && q.b == b
             });
             if !known {
-                out.extend(self.make_pair(a, b, from));
+                out.push((a, b));
             }
         }
     }
