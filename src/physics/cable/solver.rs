@@ -6,7 +6,7 @@ use super::both;
 use super::pairs::Grid;
 use super::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
-use chains::ChainGroup;
+use chains::{ChainGroup, Scratch};
 use glam::DVec3;
 use kernels::{pair_gap, pair_points, solve_body_contacts, solve_pairs};
 pub(crate) use tubes::Extension;
@@ -28,8 +28,12 @@ const TUBE_FACTOR: f32 = 0.1;
 /// doing so).
 const TUBE_MEMORY: f32 = 1.5;
 /// Runs of whole cables of about equal length whose chains are solved side
-/// by side (a group of [`chains::GROUP`] per half; see [`chains`]).
+/// by side, [`chains::GROUP`] at a time (see [`chains`]): at least this
+/// many (a group per half), of at least [`LANE_SEGMENTS`] segments...
 const LANES: usize = 2 * chains::GROUP;
+/// ...or of about this many when there are more (a group's rows then
+/// stay in cache while its chains are solved).
+const LANE_SEGMENTS: usize = 32;
 /// Particles from which the two halves run on two threads (below, one
 /// after the other: the result is the same either way).
 pub(crate) const PARALLEL_FROM: usize = 4096;
@@ -155,11 +159,16 @@ struct Pair {
     e: f32,
 }
 
-/// A pair solved in the current substep, with what its passes need laid
-/// out in order: the particles, the weights of `B(u) − A(s)`, each
-/// particle's share of a correction (`sgn·wᵢ·(1/mᵢ) / Σ wᵢ²/mᵢ`), and the
-/// gap at the substep's start (friction acts on the sliding since).
+/// A pair solved in the current substep, with what its passes read laid
+/// out in one cache line: the particles, the contact coordinates along A
+/// and B (the weights of `B(u) − A(s)`), each particle's share of a
+/// correction (`sgn·wᵢ·(1/mᵢ) / Σ wᵢ²/mᵢ`), and the gap at the substep's
+/// start (friction acts on the sliding since). What the passes write (the
+/// correction applied) and what only restitution reads are kept apart
+/// ([`Contacts`]), so that a pass reads a line per contact and writes none
+/// of them.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 struct Contact {
     /// The first particles of A and B.
     pa: u32,
@@ -167,23 +176,51 @@ struct Contact {
     n: Vec3,
     thickness: f32,
     mu: f32,
-    /// Restitution.
-    e: f32,
-    /// Σ wᵢ²/mᵢ (0: nothing of it moves).
-    denom: f32,
-    weight: [f32; 4],
+    s: f32,
+    u: f32,
     share: [f32; 4],
     prev_gap: Vec3,
-    /// The correction it applied this substep (> 0: it pushed).
-    lambda: f32,
 }
 
 impl Contact {
-    /// The four particles, in the order of `weight` and `share`.
+    /// The four particles, in the order of `weights` and `share`.
     #[inline]
     fn particles(&self) -> [usize; 4] {
         let (a, b) = (self.pa as usize, self.pb as usize);
         [a, a + 1, b, b + 1]
+    }
+
+    /// The weights of the four particles in `B(u) − A(s)`.
+    #[inline]
+    fn weights(&self) -> [f32; 4] {
+        [-(1.0 - self.s), -self.s, 1.0 - self.u, self.u]
+    }
+}
+
+/// Contacts of a substep, with the correction each applied (`lambda`, > 0:
+/// it pushed) and its restitution.
+#[derive(Clone, Debug, Default)]
+struct Contacts {
+    list: Vec<Contact>,
+    lambda: Vec<f32>,
+    e: Vec<f32>,
+}
+
+impl Contacts {
+    fn clear(&mut self) {
+        self.list.clear();
+        self.lambda.clear();
+        self.e.clear();
+    }
+
+    fn push(&mut self, c: Contact, e: f32) {
+        self.list.push(c);
+        self.lambda.push(0.0);
+        self.e.push(e);
+    }
+
+    fn len(&self) -> usize {
+        self.list.len()
     }
 }
 
@@ -279,6 +316,8 @@ pub(crate) struct CableSystem {
     lanes: Vec<(usize, usize)>,
     groups: Vec<ChainGroup>,
     group_split: usize,
+    /// The rows each half's groups are solved in.
+    scratch: [Scratch; 2],
     props: Vec<Props>,
     /// For each particle, the segments that hold it (`u32::MAX`: none).
     part_segs: Vec<[u32; 2]>,
@@ -298,12 +337,11 @@ pub(crate) struct CableSystem {
     queue: Vec<u32>,
     queued: Vec<bool>,
     /// Pairs near enough after prediction to be solved this substep, as
-    /// contacts: those within the lower half of the particles, those within
-    /// the upper half (`active_split` gives both counts), then those
-    /// across.
-    active: Vec<Contact>,
-    active_split: (usize, usize),
-    selected: [[Vec<Contact>; 3]; 2],
+    /// contacts, from each half of the pair list (`[half][side]`): those
+    /// within the lower half of the particles (side 0), within the upper
+    /// half (1), and across (2). Solved and restituted in the order side 0
+    /// (both halves of the list), side 1, side 2.
+    selected: [[Contacts; 3]; 2],
     failing: [Vec<u32>; 2],
     /// The halves: particles below `split` (and segments below
     /// `split_seg`, lanes below `lane_split`, body contacts below
@@ -357,7 +395,7 @@ impl CableSystem {
         }
         // Lanes: cut at the cable boundary nearest each share.
         self.lanes.clear();
-        let share = self.segs.len().div_ceil(LANES).max(1);
+        let share = self.segs.len().div_ceil(LANES).clamp(1, LANE_SEGMENTS);
         let mut start = 0;
         for c in cables {
             let end = start + c.segments();
@@ -371,7 +409,14 @@ impl CableSystem {
         if done < self.segs.len() {
             self.lanes.push((done, self.segs.len()));
         }
-        self.lane_split = self.lanes.len().div_ceil(2);
+        // Halves of about equal segments (lanes may differ in length: a
+        // long cable is a lane of its own).
+        let middle = self.segs.len() / 2;
+        self.lane_split = self
+            .lanes
+            .partition_point(|&(a, b)| (a + b) / 2 < middle)
+            .max(1)
+            .min(self.lanes.len());
         self.split_seg = self
             .lanes
             .get(self.lane_split)
@@ -395,7 +440,12 @@ impl CableSystem {
         self.v_start.resize(n, Vec3::ZERO);
         self.frozen.clear();
         self.frozen.resize(n, false);
-        let (lo, hi) = self.lanes.split_at(self.lane_split);
+        // Within each half, lanes of about equal length side by side (the
+        // shorter lanes of a group are padded to the longest).
+        let (lo, hi) = self.lanes.split_at_mut(self.lane_split);
+        lo.sort_by_key(|&(a, b)| b - a);
+        hi.sort_by_key(|&(a, b)| b - a);
+        let (lo, hi) = (&*lo, &*hi);
         let (segs, props, w, part_segs) = (&self.segs, &self.props, &self.w, &self.part_segs);
         let group = |l: &[(usize, usize)]| ChainGroup::new(l, segs, props, w, part_segs);
         self.groups = lo.chunks(chains::GROUP).map(group).collect();
@@ -529,12 +579,11 @@ impl CableSystem {
     /// later is solved next substep, and crossing is ruled out by the
     /// verification whatever the solve does), sorted into the halves.
     fn select_active(&mut self, par: bool) {
-        let [mut sel0, mut sel1] = std::mem::take(&mut self.selected);
         let half = self.pairs.len() / 2;
         let (pairs, x, split) = (&self.pairs, &self.x, self.split);
         let (w, prev) = (&self.w, &self.prev);
-        let select = |list: &[Pair], out: &mut [Vec<Contact>; 3]| {
-            out.iter_mut().for_each(Vec::clear);
+        let select = |list: &[Pair], out: &mut [Contacts; 3]| {
+            out.iter_mut().for_each(Contacts::clear);
             for p in list {
                 if p.thickness <= 0.0 {
                     continue;
@@ -542,6 +591,11 @@ impl CableSystem {
                 let pts = pair_points(p);
                 let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
                 if c < ACTIVE_SLACK + 0.5 * p.thickness {
+                    let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
+                    if denom <= 0.0 {
+                        // Nothing of it moves.
+                        continue;
+                    }
                     let (lo, hi) = (pts[0].0.min(pts[2].0), pts[1].0.max(pts[3].0));
                     let side = if hi < split {
                         0
@@ -550,67 +604,74 @@ impl CableSystem {
                     } else {
                         2
                     };
-                    let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
-                    out[side].push(Contact {
+                    let contact = Contact {
                         pa: pts[0].0 as u32,
                         pb: pts[2].0 as u32,
                         n: p.n,
                         thickness: p.thickness,
                         mu: p.mu,
-                        e: p.e,
-                        denom,
-                        weight: pts.map(|(_, wg, sgn)| wg * sgn),
+                        s: p.s,
+                        u: p.u,
                         share: pts.map(|(i, wg, sgn)| sgn * wg * w[i] / denom),
                         prev_gap: pair_gap(&pts, prev, 0),
-                        lambda: 0.0,
-                    });
+                    };
+                    out[side].push(contact, p.e);
                 }
             }
         };
+        let [sel0, sel1] = &mut self.selected;
         both(
             par,
-            || select(&pairs[..half], &mut sel0),
-            || select(&pairs[half..], &mut sel1),
+            || select(&pairs[..half], sel0),
+            || select(&pairs[half..], sel1),
         );
-        self.active.clear();
-        for side in 0..3 {
-            self.active.extend_from_slice(&sel0[side]);
-            self.active.extend_from_slice(&sel1[side]);
-        }
-        self.active_split = (sel0[0].len() + sel1[0].len(), sel0[1].len() + sel1[1].len());
-        self.selected = [sel0, sel1];
+    }
+
+    /// The substep's contacts in their order, with their corrections and
+    /// restitution.
+    fn contacts(&self) -> impl Iterator<Item = (&Contact, f32, f32)> + '_ {
+        (0..3).flat_map(move |side| {
+            (0..2).flat_map(move |half| {
+                let c = &self.selected[half][side];
+                (0..c.len()).map(move |k| (&c.list[k], c.lambda[k], c.e[k]))
+            })
+        })
     }
 
     /// One pass: segments, body contacts and contacts in each half (side
     /// by side), then the contacts across the halves.
     fn solve_pass(&mut self, inv_h2: f32, h: f32, par: bool) {
         let split = self.split;
-        let (n_lo, n_hi) = self.active_split;
         let (segs, w, prev) = (&self.segs, &self.w, &self.prev);
+        let [[lo0, hi0, across0], [lo1, hi1, across1]] = &mut self.selected;
         {
             let (x_lo, x_hi) = self.x.split_at_mut(split);
             let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
             let (b_lo, b_hi) = self.body_contacts.split_at_mut(self.body_split);
-            let (a_lo, a_rest) = self.active.split_at_mut(n_lo);
-            let a_hi = &mut a_rest[..n_hi];
+            let [s_lo, s_hi] = &mut self.scratch;
             let half = |groups: &mut [ChainGroup],
+                        scratch: &mut Scratch,
                         x: &mut [Vec3],
                         x0: usize,
                         bodies: &mut [BodyContact],
-                        active: &mut [Contact]| {
+                        contacts: [&mut Contacts; 2]| {
                 for g in groups {
-                    g.solve_direct(x, x0, inv_h2);
+                    g.solve_direct(scratch, x, x0, inv_h2);
                 }
                 solve_body_contacts(bodies, segs, w, x, x0, prev, h);
-                solve_pairs(active, x, x0);
+                for c in contacts {
+                    solve_pairs(&c.list, &mut c.lambda, x, x0);
+                }
             };
             both(
                 par,
-                || half(g_lo, x_lo, 0, b_lo, a_lo),
-                || half(g_hi, x_hi, split, b_hi, a_hi),
+                || half(g_lo, s_lo, x_lo, 0, b_lo, [lo0, lo1]),
+                || half(g_hi, s_hi, x_hi, split, b_hi, [hi0, hi1]),
             );
         }
-        solve_pairs(&mut self.active[n_lo + n_hi..], &mut self.x, 0);
+        for c in [across0, across1] {
+            solve_pairs(&c.list, &mut c.lambda, &mut self.x, 0);
+        }
     }
 
     /// Body contacts in order of the half they belong to (after new ones
@@ -648,7 +709,12 @@ impl CableSystem {
         let (x_lo, x_hi) = self.x.split_at_mut(split);
         let (v_lo, v_hi) = self.v.split_at_mut(split);
         let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
-        let finish = |x: &mut [Vec3], v: &mut [Vec3], x0: usize, groups: &mut [ChainGroup]| {
+        let [s_lo, s_hi] = &mut self.scratch;
+        let finish = |x: &mut [Vec3],
+                      v: &mut [Vec3],
+                      x0: usize,
+                      groups: &mut [ChainGroup],
+                      scratch: &mut Scratch| {
             for (k, (x, v)) in x.iter_mut().zip(v.iter_mut()).enumerate() {
                 let i = x0 + k;
                 if w[i] > 0.0 {
@@ -659,16 +725,16 @@ impl CableSystem {
                 }
             }
             for g in groups {
-                g.damp(x, v, x0, h);
+                g.damp(scratch, x, v, x0, h);
             }
         };
         both(
             par,
-            || finish(x_lo, v_lo, 0, g_lo),
-            || finish(x_hi, v_hi, split, g_hi),
+            || finish(x_lo, v_lo, 0, g_lo, s_lo),
+            || finish(x_hi, v_hi, split, g_hi, s_hi),
         );
         self.apply_restitution();
-        self.stats.contacts += self.active.iter().filter(|c| c.lambda > 0.0).count() as u64;
+        self.stats.contacts += self.contacts().filter(|c| c.1 > 0.0).count() as u64;
         self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
     }
 
@@ -699,34 +765,37 @@ impl CableSystem {
     fn apply_restitution(&mut self) {
         // Only pairs solved this substep can have pushed. A contact holds
         // all it needs (the pair list may have been rebuilt since).
-        for m in 0..self.active.len() {
-            let ct = self.active[m];
-            if ct.lambda <= 0.0 || ct.e <= 0.0 {
-                continue;
-            }
-            let ids = ct.particles();
-            let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k]] * ct.weight[k]);
-            let vn0 = ct.n.dot(gap(&self.v_start));
-            if vn0 > -RESTITUTION_THRESHOLD {
-                continue;
-            }
-            let vn = ct.n.dot(gap(&self.v));
-            let dv = -ct.e * vn0 - vn;
-            let denom: f32 = (0..4)
-                .map(|k| {
-                    if self.frozen[ids[k]] {
-                        0.0
-                    } else {
-                        ct.weight[k] * ct.weight[k] * self.w[ids[k]]
+        for (side, half) in (0..3).flat_map(|side| (0..2).map(move |half| (side, half))) {
+            for k in 0..self.selected[half][side].len() {
+                let c = &self.selected[half][side];
+                let (ct, lambda, e) = (c.list[k], c.lambda[k], c.e[k]);
+                if lambda <= 0.0 || e <= 0.0 {
+                    continue;
+                }
+                let (ids, weight) = (ct.particles(), ct.weights());
+                let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k]] * weight[k]);
+                let vn0 = ct.n.dot(gap(&self.v_start));
+                if vn0 > -RESTITUTION_THRESHOLD {
+                    continue;
+                }
+                let vn = ct.n.dot(gap(&self.v));
+                let dv = -e * vn0 - vn;
+                let denom: f32 = (0..4)
+                    .map(|k| {
+                        if self.frozen[ids[k]] {
+                            0.0
+                        } else {
+                            weight[k] * weight[k] * self.w[ids[k]]
+                        }
+                    })
+                    .sum();
+                if dv <= 0.0 || denom <= 0.0 {
+                    continue;
+                }
+                for (&i, &wk) in ids.iter().zip(&weight) {
+                    if !self.frozen[i] {
+                        self.v[i] += ct.n * (wk * self.w[i] * dv / denom);
                     }
-                })
-                .sum();
-            if dv <= 0.0 || denom <= 0.0 {
-                continue;
-            }
-            for (&i, &weight) in ids.iter().zip(&ct.weight) {
-                if !self.frozen[i] {
-                    self.v[i] += ct.n * (weight * self.w[i] * dv / denom);
                 }
             }
         }

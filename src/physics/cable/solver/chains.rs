@@ -41,14 +41,15 @@ type Row = [f32; GROUP];
 
 /// Up to [`GROUP`] lanes laid out row by row; the rows past a shorter
 /// lane's end, and the lanes of a group that has fewer, are padding
-/// (massless particles, no links).
+/// (massless particles, no links). A group holds what lasts (masses,
+/// links, λ); positions and the solve's intermediate rows live in a
+/// [`Scratch`] shared by the groups a thread solves, so that a pass streams
+/// only those through memory and the rest stays in cache.
 #[derive(Clone, Debug, Default)]
 pub(super) struct ChainGroup {
     /// First particle and particle count of each lane.
     lanes: [(usize, usize); GROUP],
-    x: Vec<Row>,
-    y: Vec<Row>,
-    z: Vec<Row>,
+    rows: usize,
     w: Vec<Row>,
     /// Link `k` joins rows `k` and `k + 1`: 1 where it is a segment (0
     /// between two cables of a lane, and in padding).
@@ -56,19 +57,51 @@ pub(super) struct ChainGroup {
     rest: Vec<Row>,
     compliance: Vec<Row>,
     lambda: Vec<Row>,
-    /// Damping coefficient of each link (0: none), and the velocity rows
-    /// of [`Self::damp`].
+    /// Damping coefficient of each link (0: none), and whether any is not.
     damping: Vec<Row>,
+    damped: bool,
+}
+
+/// The rows a group's solve and damping work on: positions and velocities,
+/// and per link the direction and the elimination's factor and
+/// right-hand side.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Scratch {
+    x: Vec<Row>,
+    y: Vec<Row>,
+    z: Vec<Row>,
     vx: Vec<Row>,
     vy: Vec<Row>,
     vz: Vec<Row>,
-    /// Scratch of [`Self::solve_direct`], per link: direction, and the
-    /// elimination's factor and right-hand side.
     nx: Vec<Row>,
     ny: Vec<Row>,
     nz: Vec<Row>,
     off: Vec<Row>,
     rhs: Vec<Row>,
+}
+
+impl Scratch {
+    /// At least `rows` rows in every array.
+    fn fit(&mut self, rows: usize) -> &mut Self {
+        for v in [
+            &mut self.x,
+            &mut self.y,
+            &mut self.z,
+            &mut self.vx,
+            &mut self.vy,
+            &mut self.vz,
+            &mut self.nx,
+            &mut self.ny,
+            &mut self.nz,
+            &mut self.off,
+            &mut self.rhs,
+        ] {
+            if v.len() < rows {
+                v.resize(rows, [0.0; GROUP]);
+            }
+        }
+        self
+    }
 }
 
 impl ChainGroup {
@@ -90,12 +123,9 @@ impl ChainGroup {
             }
         }
         let rows = g.lanes.iter().map(|l| l.1).max().unwrap_or(0);
+        g.rows = rows;
         let zero = [0.0; GROUP];
-        for v in [
-            &mut g.x, &mut g.y, &mut g.z, &mut g.w, &mut g.vx, &mut g.vy, &mut g.vz,
-        ] {
-            v.resize(rows, zero);
-        }
+        g.w.resize(rows, zero);
         let links = rows.saturating_sub(1);
         for v in [
             &mut g.link,
@@ -103,11 +133,6 @@ impl ChainGroup {
             &mut g.compliance,
             &mut g.lambda,
             &mut g.damping,
-            &mut g.nx,
-            &mut g.ny,
-            &mut g.nz,
-            &mut g.off,
-            &mut g.rhs,
         ] {
             v.resize(links, zero);
         }
@@ -121,6 +146,7 @@ impl ChainGroup {
                     g.rest[k][l] = seg.rest;
                     g.compliance[k][l] = seg.compliance;
                     g.damping[k][l] = props[seg.cable as usize].damping.max(0.0);
+                    g.damped |= g.damping[k][l] > 0.0;
                 }
             }
         }
@@ -144,12 +170,19 @@ impl ChainGroup {
     /// (kept off zero by [`MIN_COMPLIANCE`]). A missing link, two pinned ends or coincident particles
     /// make a row of their own that moves nothing. `x` holds particles
     /// `x0..`.
-    pub(super) fn solve_direct(&mut self, x: &mut [Vec3], x0: usize, inv_h2: f32) {
-        let rows = self.x.len();
+    pub(super) fn solve_direct(
+        &mut self,
+        sc: &mut Scratch,
+        x: &mut [Vec3],
+        x0: usize,
+        inv_h2: f32,
+    ) {
+        let rows = self.rows;
         if rows < 2 {
             return;
         }
-        self.gather(x, x0);
+        let sc = sc.fit(rows);
+        self.gather(sc, x, x0);
         let links = rows - 1;
         // Down the chain: link k's direction and row, then the elimination
         // of row k − 1 (its coupling to row k needs link k's direction).
@@ -158,8 +191,8 @@ impl ChainGroup {
         let (mut n_prev, mut diag_prev, mut rhs_prev) = ([zero; 3], zero, zero);
         let (mut c_prev, mut d_prev, mut o_prev) = (zero, zero, zero);
         for k in 0..links {
-            let (xa, ya, za) = (self.x[k], self.y[k], self.z[k]);
-            let (xb, yb, zb) = (self.x[k + 1], self.y[k + 1], self.z[k + 1]);
+            let (xa, ya, za) = (sc.x[k], sc.y[k], sc.z[k]);
+            let (xb, yb, zb) = (sc.x[k + 1], sc.y[k + 1], sc.z[k + 1]);
             let (wa, wb) = (self.w[k], self.w[k + 1]);
             let (link, rest) = (self.link[k], self.rest[k]);
             let (compliance, lambda) = (self.compliance[k], self.lambda[k]);
@@ -181,7 +214,7 @@ impl ChainGroup {
                     0.0
                 };
             }
-            (self.nx[k], self.ny[k], self.nz[k]) = (n[0], n[1], n[2]);
+            (sc.nx[k], sc.ny[k], sc.nz[k]) = (n[0], n[1], n[2]);
             if k > 0 {
                 for l in 0..GROUP {
                     let cos =
@@ -192,7 +225,7 @@ impl ChainGroup {
                     c_prev[l] = o / m;
                     o_prev[l] = o;
                 }
-                (self.off[k - 1], self.rhs[k - 1]) = (c_prev, d_prev);
+                (sc.off[k - 1], sc.rhs[k - 1]) = (c_prev, d_prev);
             }
             (n_prev, diag_prev, rhs_prev) = (n, diag, rhs);
         }
@@ -200,16 +233,16 @@ impl ChainGroup {
             let m = diag_prev[l] - o_prev[l] * c_prev[l];
             d_prev[l] = (rhs_prev[l] - o_prev[l] * d_prev[l]) / m;
         }
-        (self.off[links - 1], self.rhs[links - 1]) = (zero, d_prev);
+        (sc.off[links - 1], sc.rhs[links - 1]) = (zero, d_prev);
         // Back up the chain: Δλⱼ = d'ⱼ − c'ⱼ Δλⱼ₊₁, and particle j + 1
         // moves by w (nⱼ Δλⱼ − nⱼ₊₁ Δλⱼ₊₁) once both are known.
         let (mut dl_next, mut n_next) = (zero, [zero; 3]);
         for j in (0..links).rev() {
-            let (c, d) = (self.off[j], self.rhs[j]);
-            let n = [self.nx[j], self.ny[j], self.nz[j]];
+            let (c, d) = (sc.off[j], sc.rhs[j]);
+            let n = [sc.nx[j], sc.ny[j], sc.nz[j]];
             let w = self.w[j + 1];
             let mut dl = zero;
-            let mut p = [self.x[j + 1], self.y[j + 1], self.z[j + 1]];
+            let mut p = [sc.x[j + 1], sc.y[j + 1], sc.z[j + 1]];
             let lambda = &mut self.lambda[j];
             for l in 0..GROUP {
                 dl[l] = d[l] - c[l] * dl_next[l];
@@ -218,39 +251,43 @@ impl ChainGroup {
                     p[a][l] += w[l] * (n[a][l] * dl[l] - n_next[a][l] * dl_next[l]);
                 }
             }
-            (self.x[j + 1], self.y[j + 1], self.z[j + 1]) = (p[0], p[1], p[2]);
+            (sc.x[j + 1], sc.y[j + 1], sc.z[j + 1]) = (p[0], p[1], p[2]);
             (dl_next, n_next) = (dl, n);
         }
         let w = self.w[0];
-        let mut p = [self.x[0], self.y[0], self.z[0]];
+        let mut p = [sc.x[0], sc.y[0], sc.z[0]];
         for l in 0..GROUP {
             for a in 0..3 {
                 // As in the loop, with no link below (the same rounding).
                 p[a][l] += w[l] * (0.0 - n_next[a][l] * dl_next[l]);
             }
         }
-        (self.x[0], self.y[0], self.z[0]) = (p[0], p[1], p[2]);
-        self.scatter(x, x0);
+        (sc.x[0], sc.y[0], sc.z[0]) = (p[0], p[1], p[2]);
+        self.scatter(sc, x, x0);
     }
 
-    fn gather(&mut self, x: &[Vec3], x0: usize) {
+    fn gather(&self, sc: &mut Scratch, x: &[Vec3], x0: usize) {
         for (l, &(first, count)) in self.lanes.iter().enumerate() {
-            if count == 0 {
-                continue;
+            if count > 0 {
+                for (k, p) in x[first - x0..][..count].iter().enumerate() {
+                    (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (p.x, p.y, p.z);
+                }
             }
-            for (k, p) in x[first - x0..][..count].iter().enumerate() {
-                (self.x[k][l], self.y[k][l], self.z[k][l]) = (p.x, p.y, p.z);
+            // Padding: the rows past the lane's end move nothing (w = 0,
+            // no links), but hold finite numbers.
+            for k in count..self.rows {
+                (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (0.0, 0.0, 0.0);
             }
         }
     }
 
-    fn scatter(&self, x: &mut [Vec3], x0: usize) {
+    fn scatter(&self, sc: &Scratch, x: &mut [Vec3], x0: usize) {
         for (l, &(first, count)) in self.lanes.iter().enumerate() {
             if count == 0 {
                 continue;
             }
             for (k, p) in x[first - x0..][..count].iter_mut().enumerate() {
-                *p = Vec3::new(self.x[k][l], self.y[k][l], self.z[k][l]);
+                *p = Vec3::new(sc.x[k][l], sc.y[k][l], sc.z[k][l]);
             }
         }
     }
@@ -258,30 +295,35 @@ impl ChainGroup {
     /// Implicit damping of the relative velocity along every link, in chain
     /// order (as the scalar formula: `Δv = rel·(1 − 1/(1 + c·h·(w_a +
     /// w_b)))`, shared by inverse mass). `x` and `v` hold particles `x0..`.
-    pub(super) fn damp(&mut self, x: &[Vec3], v: &mut [Vec3], x0: usize, h: f32) {
-        let rows = self.x.len();
-        if rows < 2 || self.damping.iter().all(|r| r.iter().all(|&c| c == 0.0)) {
+    pub(super) fn damp(&mut self, sc: &mut Scratch, x: &[Vec3], v: &mut [Vec3], x0: usize, h: f32) {
+        let rows = self.rows;
+        if rows < 2 || !self.damped {
             return;
         }
+        let sc = sc.fit(rows);
         for (l, &(first, count)) in self.lanes.iter().enumerate() {
+            for k in count..rows {
+                (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (0.0, 0.0, 0.0);
+                (sc.vx[k][l], sc.vy[k][l], sc.vz[k][l]) = (0.0, 0.0, 0.0);
+            }
             if count == 0 {
                 continue;
             }
             let (xs, vs) = (&x[first - x0..][..count], &v[first - x0..][..count]);
             for (k, (p, q)) in xs.iter().zip(vs).enumerate() {
-                (self.x[k][l], self.y[k][l], self.z[k][l]) = (p.x, p.y, p.z);
-                (self.vx[k][l], self.vy[k][l], self.vz[k][l]) = (q.x, q.y, q.z);
+                (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (p.x, p.y, p.z);
+                (sc.vx[k][l], sc.vy[k][l], sc.vz[k][l]) = (q.x, q.y, q.z);
             }
         }
-        let mut va = [self.vx[0], self.vy[0], self.vz[0]];
+        let mut va = [sc.vx[0], sc.vy[0], sc.vz[0]];
         for k in 0..rows - 1 {
-            let mut vb = [self.vx[k + 1], self.vy[k + 1], self.vz[k + 1]];
+            let mut vb = [sc.vx[k + 1], sc.vy[k + 1], sc.vz[k + 1]];
             let (wa, wb, c) = (self.w[k], self.w[k + 1], self.damping[k]);
             for l in 0..GROUP {
                 let d = [
-                    self.x[k + 1][l] - self.x[k][l],
-                    self.y[k + 1][l] - self.y[k][l],
-                    self.z[k + 1][l] - self.z[k][l],
+                    sc.x[k + 1][l] - sc.x[k][l],
+                    sc.y[k + 1][l] - sc.y[k][l],
+                    sc.z[k + 1][l] - sc.z[k][l],
                 ];
                 // normalize_or_zero: times the reciprocal length.
                 let rcp = 1.0 / (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
@@ -303,16 +345,16 @@ impl ChainGroup {
                     vb[axis][l] -= d[axis] * db;
                 }
             }
-            (self.vx[k], self.vy[k], self.vz[k]) = (va[0], va[1], va[2]);
+            (sc.vx[k], sc.vy[k], sc.vz[k]) = (va[0], va[1], va[2]);
             va = vb;
         }
-        (self.vx[rows - 1], self.vy[rows - 1], self.vz[rows - 1]) = (va[0], va[1], va[2]);
+        (sc.vx[rows - 1], sc.vy[rows - 1], sc.vz[rows - 1]) = (va[0], va[1], va[2]);
         for (l, &(first, count)) in self.lanes.iter().enumerate() {
             if count == 0 {
                 continue;
             }
             for (k, q) in v[first - x0..][..count].iter_mut().enumerate() {
-                *q = Vec3::new(self.vx[k][l], self.vy[k][l], self.vz[k][l]);
+                *q = Vec3::new(sc.vx[k][l], sc.vy[k][l], sc.vz[k][l]);
             }
         }
     }
@@ -456,14 +498,15 @@ mod tests {
         let before = worst_error(&ch, &x);
         assert!(before > 0.03, "the chains start stretched: {before}");
         let mut gs = groups(&ch);
+        let mut sc = Scratch::default();
         for g in &mut gs {
-            g.solve_direct(&mut x, 0, inv_h2);
+            g.solve_direct(&mut sc, &mut x, 0, inv_h2);
         }
         let one = worst_error(&ch, &x);
         assert!(one < 0.2 * before, "one solve: {before} -> {one}");
         for _ in 0..2 {
             for g in &mut gs {
-                g.solve_direct(&mut x, 0, inv_h2);
+                g.solve_direct(&mut sc, &mut x, 0, inv_h2);
             }
         }
         let three = worst_error(&ch, &x);
@@ -486,7 +529,7 @@ mod tests {
             let mut alone = ch.x.clone();
             let mut g = ChainGroup::new(&[(a, b)], &ch.segs, &ch.props, &ch.w, &ch.part_segs);
             for _ in 0..3 {
-                g.solve_direct(&mut alone, 0, inv_h2);
+                g.solve_direct(&mut sc, &mut alone, 0, inv_h2);
             }
             for i in ch.segs[a].p as usize..ch.segs[b - 1].p as usize + 2 {
                 assert_eq!(
@@ -512,10 +555,11 @@ mod tests {
             .collect();
         let mut vs = v.clone();
         let mut gs = groups(&ch);
+        let mut sc = Scratch::default();
         for _ in 0..3 {
             scalar_damp(&ch.segs, 0.7, &ch.w, &ch.x, &mut vs, 0.002);
             for g in &mut gs {
-                g.damp(&ch.x, &mut v, 0, 0.002);
+                g.damp(&mut sc, &ch.x, &mut v, 0, 0.002);
             }
             for (i, (a, b)) in v.iter().zip(&vs).enumerate() {
                 assert_eq!(

@@ -67,21 +67,28 @@ pub(super) fn solve_body_contacts(
 /// Segment–segment contacts: keep `n·(B(u) − A(s)) ≥ thickness`, with
 /// Coulomb friction on the substep's sliding of the contact points; the
 /// correction is split over the four particles by barycentric weight
-/// divided by Σ wᵢ²/mᵢ. `x` holds particles `x0..`.
-pub(super) fn solve_pairs(contacts: &mut [Contact], x: &mut [Vec3], x0: usize) {
-    for ct in contacts {
-        let ids = ct.particles();
-        let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * ct.weight[m]);
-        let c = ct.n.dot(gap) - ct.thickness;
-        if c >= 0.0 || ct.denom <= 0.0 {
-            continue;
-        }
-        let correction = contact_correction(ct.n, -c, gap - ct.prev_gap, ct.mu);
-        for m in 0..4 {
-            x[ids[m] - x0] += correction * ct.share[m];
-        }
-        ct.lambda += -c;
+/// divided by Σ wᵢ²/mᵢ (contacts where nothing moves are not selected).
+/// `lambda` receives each contact's correction. `x` holds particles `x0..`.
+pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec3], x0: usize) {
+    for (ct, lambda) in contacts.iter().zip(lambda) {
+        solve_pair(ct, lambda, x, x0);
     }
+}
+
+#[inline(always)]
+fn solve_pair(ct: &Contact, lambda: &mut f32, x: &mut [Vec3], x0: usize) {
+    let ids = ct.particles();
+    let weight = ct.weights();
+    let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m]);
+    let c = ct.n.dot(gap) - ct.thickness;
+    if c >= 0.0 {
+        return;
+    }
+    let correction = contact_correction(ct.n, -c, gap - ct.prev_gap, ct.mu);
+    for m in 0..4 {
+        x[ids[m] - x0] += correction * ct.share[m];
+    }
+    *lambda += -c;
 }
 
 /// The correction of a contact point that is `depth` deep along `n`: out
