@@ -441,9 +441,10 @@ impl CableSystem {
         let mid = grown.len() / 2;
         let this = &*self;
         let search = |part: &[u32]| {
-            let (mut found, mut cands, mut out) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut found, mut partners) = (Vec::new(), Vec::new());
+            let (mut cands, mut out) = (Vec::new(), Vec::new());
             for &s in part {
-                this.new_pairs(s, &grown, &mut found, &mut cands);
+                this.new_pairs(s, &grown, &mut found, &mut partners, &mut cands);
             }
             this.judge_all(
                 cands.iter().map(|&(a, b)| this.candidate(a, b, from)),
@@ -468,7 +469,14 @@ impl CableSystem {
     /// boxes it now overlaps (in the grid as built, or grown since:
     /// `grown_grid`), those of two segments grown at once coming from the
     /// lower, appended to `out`.
-    fn new_pairs(&self, s: u32, grown: &[u32], found: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
+    fn new_pairs(
+        &self,
+        s: u32,
+        grown: &[u32],
+        found: &mut Vec<u32>,
+        partners: &mut Vec<u32>,
+        out: &mut Vec<(u32, u32)>,
+    ) {
         let bs = self.boxes[s as usize];
         found.clear();
         self.grid.query(&bs, found);
@@ -479,22 +487,27 @@ impl CableSystem {
         }
         found.sort_unstable();
         found.dedup();
+        // The segments `s` is already paired with, read once.
+        partners.clear();
+        partners.extend(self.pair_index.of(s).map(|m| {
+            let q = &self.pairs[m as usize];
+            if q.a == s {
+                q.b
+            } else {
+                q.a
+            }
+        }));
+        partners.sort_unstable();
         for &t in found.iter() {
             if t == s
                 || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
                 || !overlap(&bs, &self.boxes[t as usize])
                 || (t < s && grown.binary_search(&t).is_ok())
+                || partners.binary_search(&t).is_ok()
             {
                 continue;
             }
-            let (a, b) = (s.min(t), s.max(t));
-            let known = self.pair_index.of(s).any(|m| {
-                let q = &self.pairs[m as usize];
-                q.a == a && q.b == b
-            });
-            if !known {
-                out.push((a, b));
-            }
+            out.push((s.min(t), s.max(t)));
         }
     }
 }
