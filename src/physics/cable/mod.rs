@@ -34,7 +34,11 @@
 //!    tubes' start *and* end: the gap along a fixed direction,
 //!    `min n·bⱼ(t) − max n·aᵢ(t)`, is concave in time for linear paths, so
 //!    it then does so throughout. Cables falling together thus make no
-//!    pairs, however fast they fall. Neighbours on a cable, which share a
+//!    pairs, however fast they fall. The filter judges eight candidates
+//!    at a time as f32 vectors (`solver/filter.rs`), positions taken
+//!    relative to the pair, and drops a pair only with a margin above a
+//!    bound of the rounding; segments too close for an f32 direction to be
+//!    sure go to the f64 judge. Neighbours on a cable, which share a
 //!    particle, are never a pair. Each pair starts with its closest points:
 //!    the contact coordinates `s`, `u` and the unit direction `n` from A to
 //!    B, which is a *separating plane* of the two segments.
