@@ -318,6 +318,9 @@ pub(crate) struct CableSystem {
     group_split: usize,
     /// The rows each half's groups are solved in.
     scratch: [Scratch; 2],
+    /// Particles and segments at the end of the last step (the last
+    /// substep's contacts still name those particles if unchanged).
+    last_layout: (usize, usize),
     props: Vec<Props>,
     /// For each particle, the segments that hold it (`u32::MAX`: none).
     part_segs: Vec<[u32; 2]>,
@@ -409,22 +412,6 @@ impl CableSystem {
         if done < self.segs.len() {
             self.lanes.push((done, self.segs.len()));
         }
-        // Halves of about equal segments (lanes may differ in length: a
-        // long cable is a lane of its own).
-        let middle = self.segs.len() / 2;
-        self.lane_split = self
-            .lanes
-            .partition_point(|&(a, b)| (a + b) / 2 < middle)
-            .max(1)
-            .min(self.lanes.len());
-        self.split_seg = self
-            .lanes
-            .get(self.lane_split)
-            .map_or(self.segs.len(), |l| l.0);
-        self.split = self
-            .segs
-            .get(self.split_seg)
-            .map_or(self.x.len(), |s| s.p as usize);
         let n = self.x.len();
         if self.last_dev.len() != n {
             self.last_dev.clear();
@@ -440,26 +427,110 @@ impl CableSystem {
         self.v_start.resize(n, Vec3::ZERO);
         self.frozen.clear();
         self.frozen.resize(n, false);
-        // Within each half, lanes of about equal length side by side (the
-        // shorter lanes of a group are padded to the longest).
-        let (lo, hi) = self.lanes.split_at_mut(self.lane_split);
-        lo.sort_by_key(|&(a, b)| b - a);
-        hi.sort_by_key(|&(a, b)| b - a);
-        let (lo, hi) = (&*lo, &*hi);
-        let (segs, props, w, part_segs) = (&self.segs, &self.props, &self.w, &self.part_segs);
-        let group = |l: &[(usize, usize)]| ChainGroup::new(l, segs, props, w, part_segs);
-        self.groups = lo.chunks(chains::GROUP).map(group).collect();
-        self.group_split = self.groups.len();
-        self.groups.extend(hi.chunks(chains::GROUP).map(group));
+        // Halves of about equal segments (lanes may differ in length: a
+        // long cable is a lane of its own), until the step's work is known
+        // ([`Self::balance`]).
+        let middle = self.segs.len() / 2;
+        let lane_split = self.lanes.partition_point(|&(a, b)| (a + b) / 2 < middle);
+        self.split_lanes(lane_split);
         self.stats = CableStats::default();
         self.body_contacts.clear();
         self.body_split = 0;
         self.retired.clear();
     }
 
+    /// The halves: lanes below `lane_split` (at least one, if any) and the
+    /// rest; and the groups of each half.
+    fn split_lanes(&mut self, lane_split: usize) {
+        self.lane_split = lane_split.max(1).min(self.lanes.len());
+        self.split_seg = self
+            .lanes
+            .get(self.lane_split)
+            .map_or(self.segs.len(), |l| l.0);
+        self.split = self
+            .segs
+            .get(self.split_seg)
+            .map_or(self.x.len(), |s| s.p as usize);
+        // Within each half, lanes of about equal length side by side (the
+        // shorter lanes of a group are padded to the longest).
+        let (mut lo, mut hi) = (
+            self.lanes[..self.lane_split].to_vec(),
+            self.lanes[self.lane_split..].to_vec(),
+        );
+        lo.sort_by_key(|&(a, b)| b - a);
+        hi.sort_by_key(|&(a, b)| b - a);
+        let (segs, props, w, part_segs) = (&self.segs, &self.props, &self.w, &self.part_segs);
+        let group = |l: &[(usize, usize)]| ChainGroup::new(l, segs, props, w, part_segs);
+        self.groups = lo.chunks(chains::GROUP).map(group).collect();
+        self.group_split = self.groups.len();
+        self.groups.extend(hi.chunks(chains::GROUP).map(group));
+    }
+
+    /// Moves the halves' boundary (a lane boundary) so that each half has
+    /// about half the work of a pass. Cables that rest in a heap have far
+    /// more contacts than those still falling onto it: halves of equal
+    /// segments left one thread with three times the other's work in the
+    /// bench's heap. A particle's chain solve, a contact and a body contact
+    /// take about 14, 25 and 25 ns: the work counts 2 per particle, 2 per
+    /// end of each contact of the last step's last substep (of the pairs
+    /// of this step when the cables changed since: 1 per end, about half
+    /// are solved) and 4 per body contact. Called once the step's pairs
+    /// and body contacts are known; the result is the same on any number
+    /// of threads.
+    pub(crate) fn balance(&mut self) {
+        let n = self.x.len();
+        if n < PARALLEL_FROM || self.lanes.len() < 2 {
+            return;
+        }
+        let mut work = vec![2u64; n];
+        if self.last_layout == (n, self.segs.len()) {
+            for half in &self.selected {
+                for list in half {
+                    for c in &list.list {
+                        work[c.pa as usize] += 2;
+                        work[c.pb as usize] += 2;
+                    }
+                }
+            }
+        } else {
+            for p in &self.pairs {
+                work[p.pa as usize] += 1;
+                work[p.pb as usize] += 1;
+            }
+        }
+        for c in &self.body_contacts {
+            work[self.segs[c.seg as usize].p as usize] += 4;
+        }
+        let segs = &self.segs;
+        let lane_work: Vec<u64> = self
+            .lanes
+            .iter()
+            .map(|&(a, b)| {
+                work[segs[a].p as usize..segs[b - 1].p as usize + 2]
+                    .iter()
+                    .sum()
+            })
+            .collect();
+        let total: u64 = lane_work.iter().sum();
+        let (mut acc, mut lane_split) = (0, lane_work.len());
+        for (k, &w) in lane_work.iter().enumerate() {
+            // The lane goes below if most of it lies below the middle.
+            if 2 * acc + w > total {
+                lane_split = k;
+                break;
+            }
+            acc += w;
+        }
+        if lane_split.max(1).min(self.lanes.len()) != self.lane_split {
+            self.split_lanes(lane_split);
+            self.sort_body_contacts();
+        }
+    }
+
     /// Copies positions and velocities back (and remembers how far each
     /// particle strayed from its free flight).
     pub(crate) fn store(&mut self, cables: &mut [Cable]) {
+        self.last_layout = (self.x.len(), self.segs.len());
         for i in 0..self.x.len() {
             self.last_dev[i] = (self.x[i] - self.pred_end[i]).length();
         }
@@ -822,5 +893,78 @@ impl CableSystem {
                 self.body_contacts[k].impulse -= bc.n * (dv / denom);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::cable::CableSpec;
+
+    /// A mat of 20 crossing cables on a floor (their segments with body
+    /// contacts) and 80 more far apart in the air: the halves' boundary
+    /// moves towards the mat, which has most of the work, and the groups
+    /// still hold every particle once, each on its side of the boundary.
+    #[test]
+    fn halves_share_the_work_and_the_groups_cover_every_particle_once() {
+        let mut cables = Vec::new();
+        for k in 0..100u64 {
+            let c = -2.0 + (k % 10) as f32 * 0.4;
+            let (from, to) = match k {
+                0..10 => ([-2.0, 0.02, c], [2.0, 0.02, c]),
+                10..20 => ([c, 0.05, -2.0], [c, 0.05, 2.0]),
+                _ => {
+                    let y = 10.0 + k as f32;
+                    ([-2.0, y, 0.0], [2.0, y, 0.0])
+                }
+            };
+            let mut spec = CableSpec::new(from, to, 50);
+            spec.radius = 0.02;
+            cables.push(Cable::from_spec(&spec, k).unwrap());
+        }
+        let mut sys = CableSystem::default();
+        sys.load(&cables);
+        sys.begin(1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
+        assert!(
+            sys.pairs.len() > 100,
+            "the mat crosses: {}",
+            sys.pairs.len()
+        );
+        for seg in 0..20 * 50 {
+            for s in [0.0, 1.0] {
+                sys.body_contacts.push(BodyContact::new(
+                    seg,
+                    s,
+                    Vec3::Y,
+                    Vec3::ZERO,
+                    0.02,
+                    0.5,
+                    0.0,
+                    0,
+                    false,
+                ));
+            }
+        }
+        sys.sort_body_contacts();
+        let equal = sys.lane_split;
+        sys.balance();
+        assert!(
+            (10..equal).contains(&sys.lane_split),
+            "the boundary moves towards the mat: {equal} -> {}",
+            sys.lane_split
+        );
+        let mut seen = vec![0; sys.x.len()];
+        for (k, g) in sys.groups.iter().enumerate() {
+            for &(first, count) in g.lanes() {
+                for (i, n) in seen.iter_mut().enumerate().skip(first).take(count) {
+                    *n += 1;
+                    assert_eq!(i < sys.split, k < sys.group_split, "particle {i}");
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "every particle in one lane");
+        assert!(sys.body_contacts[..sys.body_split]
+            .iter()
+            .all(|c| (sys.segs[c.seg as usize].p as usize) < sys.split));
     }
 }

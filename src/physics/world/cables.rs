@@ -35,6 +35,7 @@ impl World {
         sys.load(&self.cables);
         sys.begin(dt, h, g);
         self.cable_body_contacts(&mut sys, None);
+        sys.balance();
         for _ in 0..n {
             sys.solve_substep(h, g, self.settings.cable_iterations);
             let mut first = 0;

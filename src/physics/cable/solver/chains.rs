@@ -153,6 +153,12 @@ impl ChainGroup {
         g
     }
 
+    /// Each lane's first particle and particle count (none: count 0).
+    #[cfg(test)]
+    pub(super) fn lanes(&self) -> &[(usize, usize)] {
+        &self.lanes
+    }
+
     /// Forgets the links' accumulated corrections λ (a new substep).
     pub(super) fn reset(&mut self) {
         self.lambda.iter_mut().for_each(|r| *r = [0.0; GROUP]);
