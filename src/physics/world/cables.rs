@@ -105,84 +105,123 @@ impl World {
                 &all
             }
         };
-        for &seg in segments {
-            let seg = seg as usize;
-            let p = sys.segs[seg].p as usize;
-            if sys.w[p] == 0.0 && sys.w[p + 1] == 0.0 {
-                continue;
+        let par = segments.len() >= 1024 && sys.x.len() >= PARALLEL_FROM;
+        let this = &*sys;
+        // Each contact with its segment's position in the list.
+        let run = |parity: Option<usize>| {
+            let mut out: Vec<(usize, BodyContact)> = Vec::new();
+            for (k, &seg) in segments.iter().enumerate() {
+                if parity.is_some_and(|p| k % 2 != p) {
+                    continue;
+                }
+                self.segment_body_contacts(this, seg as usize, &bodies, |c| out.push((k, c)));
             }
-            let (lo, hi) = sys.seg_box(seg);
-            let seg_box = Aabb::new(lo, hi);
-            let mut capsule: Option<(Shape, Pose, Vec3, f32)> = None;
-            for &(bi, aabb) in &bodies {
-                if aabb.is_some_and(|a| !a.overlaps(&seg_box)) {
-                    continue;
-                }
-                let Some(b) = self.bodies.by_index(bi) else {
-                    continue;
-                };
-                let r = sys.radius(seg);
-                let (x0, x1) = (sys.center[p], sys.center[p + 1]);
-                let (shape, pose, d, len) = capsule.get_or_insert_with(|| {
-                    let d = x1 - x0;
-                    let len = d.length();
-                    let pose = Pose::new(
-                        (x0 + x1) * 0.5,
-                        Quat::from_rotation_arc(Vec3::Y, d.normalize_or(Vec3::Y)),
-                    );
-                    (Shape::capsule((0.5 * len).max(1.0e-5), r), pose, d, len)
-                });
-                let mut cache = collision::PairCache::default();
-                let reach = sys.seg_reach(seg);
-                let Some(m) =
-                    collision::contact_manifold(shape, pose, &b.shape, &b.pose, reach, &mut cache)
-                else {
-                    continue;
-                };
-                let (mu, e) = (
-                    (sys.friction(seg) * b.friction).sqrt(),
-                    sys.restitution(seg).max(b.restitution),
-                );
-                let contact = |s: f32, n: Vec3, q: Vec3| {
-                    BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic())
-                };
-                // The segment's points nearest the body.
-                let out = -m.normal;
-                for cp in m.points() {
-                    let axis = cp.point_a + out * r;
-                    let s = if *len > 1.0e-9 {
-                        ((axis - x0).dot(*d) / (*len * *len)).clamp(0.0, 1.0)
-                    } else {
-                        0.5
-                    };
-                    sys.body_contacts.push(contact(s, out, cp.point_b));
-                }
-                // Each end that can reach the body this step on its own (a
-                // segment swinging about its other end, say), as a sphere.
-                for (s, i) in [(0.0, p), (1.0, p + 1)] {
-                    if sys.w[i] == 0.0 {
-                        continue;
-                    }
-                    let ball = Shape::sphere(r);
-                    let at = Pose::new(sys.center[i], Quat::IDENTITY);
-                    let mut cache = collision::PairCache::default();
-                    if let Some(m) = collision::contact_manifold(
-                        &ball,
-                        &at,
-                        &b.shape,
-                        &b.pose,
-                        sys.reach(i),
-                        &mut cache,
-                    ) {
-                        if let Some(cp) = m.points().first() {
-                            sys.body_contacts.push(contact(s, -m.normal, cp.point_b));
-                        }
-                    }
+            out
+        };
+        if par {
+            let (even, odd) = rayon::join(|| run(Some(0)), || run(Some(1)));
+            // Merged in list order (each segment's contacts from one side,
+            // in their order).
+            let (mut i, mut j) = (0, 0);
+            while i < even.len() || j < odd.len() {
+                let take_even = j >= odd.len() || (i < even.len() && even[i].0 < odd[j].0);
+                if take_even {
+                    sys.body_contacts.push(even[i].1);
+                    i += 1;
+                } else {
+                    sys.body_contacts.push(odd[j].1);
+                    j += 1;
                 }
             }
+        } else {
+            sys.body_contacts
+                .extend(run(None).into_iter().map(|(_, c)| c));
         }
         sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// The body contacts of segment `seg` (see [`Self::cable_body_contacts`]).
+    fn segment_body_contacts(
+        &self,
+        sys: &CableSystem,
+        seg: usize,
+        bodies: &[(u32, Option<Aabb>)],
+        mut push: impl FnMut(BodyContact),
+    ) {
+        let p = sys.segs[seg].p as usize;
+        if sys.w[p] == 0.0 && sys.w[p + 1] == 0.0 {
+            return;
+        }
+        let (lo, hi) = sys.seg_box(seg);
+        let seg_box = Aabb::new(lo, hi);
+        let mut capsule: Option<(Shape, Pose, Vec3, f32)> = None;
+        for &(bi, aabb) in bodies {
+            if aabb.is_some_and(|a| !a.overlaps(&seg_box)) {
+                continue;
+            }
+            let Some(b) = self.bodies.by_index(bi) else {
+                continue;
+            };
+            let r = sys.radius(seg);
+            let (x0, x1) = (sys.center[p], sys.center[p + 1]);
+            let (shape, pose, d, len) = capsule.get_or_insert_with(|| {
+                let d = x1 - x0;
+                let len = d.length();
+                let pose = Pose::new(
+                    (x0 + x1) * 0.5,
+                    Quat::from_rotation_arc(Vec3::Y, d.normalize_or(Vec3::Y)),
+                );
+                (Shape::capsule((0.5 * len).max(1.0e-5), r), pose, d, len)
+            });
+            let mut cache = collision::PairCache::default();
+            let reach = sys.seg_reach(seg);
+            let Some(m) =
+                collision::contact_manifold(shape, pose, &b.shape, &b.pose, reach, &mut cache)
+            else {
+                continue;
+            };
+            let (mu, e) = (
+                (sys.friction(seg) * b.friction).sqrt(),
+                sys.restitution(seg).max(b.restitution),
+            );
+            let contact = |s: f32, n: Vec3, q: Vec3| {
+                BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic())
+            };
+            // The segment's points nearest the body.
+            let out = -m.normal;
+            for cp in m.points() {
+                let axis = cp.point_a + out * r;
+                let s = if *len > 1.0e-9 {
+                    ((axis - x0).dot(*d) / (*len * *len)).clamp(0.0, 1.0)
+                } else {
+                    0.5
+                };
+                push(contact(s, out, cp.point_b));
+            }
+            // Each end that can reach the body this step on its own (a
+            // segment swinging about its other end, say), as a sphere.
+            for (s, i) in [(0.0, p), (1.0, p + 1)] {
+                if sys.w[i] == 0.0 {
+                    continue;
+                }
+                let ball = Shape::sphere(r);
+                let at = Pose::new(sys.center[i], Quat::IDENTITY);
+                let mut cache = collision::PairCache::default();
+                if let Some(m) = collision::contact_manifold(
+                    &ball,
+                    &at,
+                    &b.shape,
+                    &b.pose,
+                    sys.reach(i),
+                    &mut cache,
+                ) {
+                    if let Some(cp) = m.points().first() {
+                        push(contact(s, -m.normal, cp.point_b));
+                    }
+                }
+            }
+        }
     }
 }
