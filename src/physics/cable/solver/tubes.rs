@@ -19,7 +19,7 @@ use crate::physics::math::Vec3;
 /// scattered in memory): its first particle, cable and rest length, the
 /// larger of its particles' slacks, and its particles where their tubes
 /// start and at the step's end.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 pub(super) struct FilterSeg {
     link: Link,
@@ -29,7 +29,7 @@ pub(super) struct FilterSeg {
 }
 
 /// What [`CableSystem::judge`] needs of a segment besides its particles.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Link {
     pub p: u32,
     pub cable: u32,
@@ -161,16 +161,21 @@ impl CableSystem {
     /// velocity `v`: its free flight to the step's end (substeps of `h`
     /// under `g`), and a slack for what contacts and segments may change.
     fn set_tube(&mut self, i: usize, base: Vec3, v: Vec3, t0: f32, h: f32, g: Vec3) {
+        (self.tubes[i], self.reach[i]) = self.tube_of(i, base, v, t0, h, g);
+    }
+
+    /// [`Self::set_tube`]'s tube, and how far the particle may go from
+    /// `center` with it.
+    fn tube_of(&self, i: usize, base: Vec3, v: Vec3, t0: f32, h: f32, g: Vec3) -> (Tube, f32) {
         let span = (self.step - t0).max(0.0);
         if self.w[i] == 0.0 || span <= 0.0 {
-            self.tubes[i] = Tube {
+            let tube = Tube {
                 base,
                 vel: Vec3::ZERO,
                 t0,
                 slack: 0.0,
             };
-            self.reach[i] = (base - self.center[i]).length();
-            return;
+            return (tube, (base - self.center[i]).length());
         }
         let disp = v * span + g * (0.5 * span * (span + h));
         // The chord of the parabola strays from it by |g|·span²/8; the
@@ -180,16 +185,17 @@ impl CableSystem {
             + TUBE_MEMORY * self.last_dev[i]
             + TUBE_FACTOR * disp.length()
             + g.length() * span * (0.125 * span + h);
-        self.tubes[i] = Tube {
+        let tube = Tube {
             base,
             vel: disp / span,
             t0,
             slack,
         };
-        self.reach[i] = (base - self.center[i])
+        let reach = (base - self.center[i])
             .length()
             .max((base + disp - self.center[i]).length())
             + slack;
+        (tube, reach)
     }
 
     /// Gives every particle a tube from `t0` (the step's start, or the
@@ -198,7 +204,7 @@ impl CableSystem {
     pub(super) fn build(
         &mut self,
         from_prev: bool,
-        velocity: impl Fn(&Self, usize) -> Vec3,
+        velocity: impl Fn(&Self, usize) -> Vec3 + Sync,
         h: f32,
         g: Vec3,
     ) {
@@ -215,27 +221,60 @@ impl CableSystem {
         if !from_prev {
             self.pred_end.resize(n, Vec3::ZERO);
         }
-        for i in 0..n {
-            let v = velocity(self, i);
-            self.set_tube(i, self.center[i], v, t0, h, g);
-            if !from_prev {
-                self.pred_end[i] = self.tubes[i].at(self.step);
+        // Tubes, then the segments' boxes and filter records, by halves on
+        // two threads for large systems (each writes only its own).
+        let par = n >= PARALLEL_FROM;
+        let (mut tubes, mut reach) = (
+            std::mem::take(&mut self.tubes),
+            std::mem::take(&mut self.reach),
+        );
+        {
+            let this = &*self;
+            let fill = |first: usize, tubes: &mut [Tube], reach: &mut [f32]| {
+                for (k, (t, r)) in tubes.iter_mut().zip(reach.iter_mut()).enumerate() {
+                    let i = first + k;
+                    (*t, *r) = this.tube_of(i, this.center[i], velocity(this, i), t0, h, g);
+                }
+            };
+            let half = n / 2;
+            let (t_lo, t_hi) = tubes.split_at_mut(half);
+            let (r_lo, r_hi) = reach.split_at_mut(half);
+            both(par, || fill(0, t_lo, r_lo), || fill(half, t_hi, r_hi));
+        }
+        (self.tubes, self.reach) = (tubes, reach);
+        if !from_prev {
+            for (e, t) in self.pred_end.iter_mut().zip(&self.tubes) {
+                *e = t.at(self.step);
             }
         }
-        self.boxes.clear();
-        self.filter_segs.clear();
-        for k in 0..self.segs.len() {
-            let b = self.tube_box(k);
-            self.boxes.push(b);
-            let seg = self.segs[k];
-            let (t0, t1) = (self.tubes[seg.p as usize], self.tubes[seg.p as usize + 1]);
-            self.filter_segs.push(FilterSeg {
-                link: seg.into(),
-                at: [t0.base, t1.base],
-                end: [t0.at(self.step), t1.at(self.step)],
-                slack: t0.slack.max(t1.slack),
-            });
+        let segs_n = self.segs.len();
+        let (mut boxes, mut records) = (
+            std::mem::take(&mut self.boxes),
+            std::mem::take(&mut self.filter_segs),
+        );
+        boxes.resize(segs_n, (Vec3::ZERO, Vec3::ZERO));
+        records.resize(segs_n, FilterSeg::default());
+        {
+            let this = &*self;
+            let fill = |first: usize, boxes: &mut [(Vec3, Vec3)], records: &mut [FilterSeg]| {
+                for (k, (b, f)) in boxes.iter_mut().zip(records.iter_mut()).enumerate() {
+                    let seg = this.segs[first + k];
+                    *b = this.tube_box(first + k);
+                    let (t0, t1) = (this.tubes[seg.p as usize], this.tubes[seg.p as usize + 1]);
+                    *f = FilterSeg {
+                        link: seg.into(),
+                        at: [t0.base, t1.base],
+                        end: [t0.at(this.step), t1.at(this.step)],
+                        slack: t0.slack.max(t1.slack),
+                    };
+                }
+            };
+            let half = segs_n / 2;
+            let (b_lo, b_hi) = boxes.split_at_mut(half);
+            let (f_lo, f_hi) = records.split_at_mut(half);
+            both(par, || fill(0, b_lo, f_lo), || fill(half, b_hi, f_hi));
         }
+        (self.boxes, self.filter_segs) = (boxes, records);
         self.grown.clear();
         self.grown.resize(self.segs.len(), false);
         self.grown_list.clear();
