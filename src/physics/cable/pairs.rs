@@ -85,6 +85,12 @@ enum Table {
     },
 }
 
+/// The slot of a cell inside a dense table's bounds (x fastest).
+#[inline]
+fn dense_slot(origin: [i32; 3], dims: [i32; 3], c: [i32; 3]) -> usize {
+    ((c[0] - origin[0]) + dims[0] * ((c[1] - origin[1]) + dims[1] * (c[2] - origin[2]))) as usize
+}
+
 impl Table {
     /// The slot of a cell (`None`: a cell outside a dense table's bounds,
     /// which holds nothing).
@@ -96,7 +102,7 @@ impl Table {
                 if (0..3).any(|k| r[k] < 0 || r[k] >= dims[k] as i64) {
                     return None;
                 }
-                Some((r[0] + dims[0] as i64 * (r[1] + dims[1] as i64 * r[2])) as usize)
+                Some(dense_slot(origin, dims, cell))
             }
             Table::Hashed { mask } => Some((hash(cell) & mask) as usize),
             Table::Empty => None,
@@ -116,11 +122,7 @@ impl Table {
                         | ((z == lo[2]) as u32) << 2;
                     let cell = [x, y, z];
                     let slot = match self {
-                        Table::Dense { origin, dims } => {
-                            ((x - origin[0])
-                                + dims[0] * ((y - origin[1]) + dims[1] * (z - origin[2])))
-                                as usize
-                        }
+                        Table::Dense { origin, dims } => dense_slot(origin, dims, cell),
                         Table::Hashed { mask } => (hash(cell) & mask) as usize,
                         Table::Empty => continue,
                     };

@@ -429,10 +429,9 @@ impl CableSystem {
         self.frozen.resize(n, false);
         // Halves of about equal segments (lanes may differ in length: a
         // long cable is a lane of its own), until the step's work is known
-        // ([`Self::balance`]).
+        // ([`Self::balance`], which also builds the groups).
         let middle = self.segs.len() / 2;
-        let lane_split = self.lanes.partition_point(|&(a, b)| (a + b) / 2 < middle);
-        self.split_lanes(lane_split);
+        self.set_split(self.lanes.partition_point(|&(a, b)| (a + b) / 2 < middle));
         self.stats = CableStats::default();
         self.body_contacts.clear();
         self.body_split = 0;
@@ -440,8 +439,8 @@ impl CableSystem {
     }
 
     /// The halves: lanes below `lane_split` (at least one, if any) and the
-    /// rest; and the groups of each half.
-    fn split_lanes(&mut self, lane_split: usize) {
+    /// rest.
+    fn set_split(&mut self, lane_split: usize) {
         self.lane_split = lane_split.max(1).min(self.lanes.len());
         self.split_seg = self
             .lanes
@@ -451,6 +450,28 @@ impl CableSystem {
             .segs
             .get(self.split_seg)
             .map_or(self.x.len(), |s| s.p as usize);
+    }
+
+    /// Moves the halves' boundary (a lane boundary) so that each half has
+    /// about half the work of a pass, then builds each half's groups. Cables
+    /// that rest in a heap have far more contacts than those still falling
+    /// onto it: halves of equal segments left one thread with three times
+    /// the other's work in the bench's heap. A particle's chain solve, a
+    /// contact and a body contact take about 14, 25 and 25 ns: the work
+    /// counts 2 per particle, 2 per end of each contact of the last step's
+    /// last substep (of the pairs of this step when the cables changed
+    /// since: 1 per end, about half are solved) and 4 per body contact.
+    /// Called once a step, once the step's pairs and body contacts are
+    /// known; the result is the same on any number of threads.
+    pub(crate) fn balance(&mut self) {
+        let n = self.x.len();
+        if n >= PARALLEL_FROM && self.lanes.len() >= 2 {
+            let lane_split = self.lane_split_by_work();
+            if lane_split.max(1).min(self.lanes.len()) != self.lane_split {
+                self.set_split(lane_split);
+                self.sort_body_contacts();
+            }
+        }
         // Within each half, lanes of about equal length side by side (the
         // shorter lanes of a group are padded to the longest).
         let (mut lo, mut hi) = (
@@ -466,31 +487,14 @@ impl CableSystem {
         self.groups.extend(hi.chunks(chains::GROUP).map(group));
     }
 
-    /// Moves the halves' boundary (a lane boundary) so that each half has
-    /// about half the work of a pass. Cables that rest in a heap have far
-    /// more contacts than those still falling onto it: halves of equal
-    /// segments left one thread with three times the other's work in the
-    /// bench's heap. A particle's chain solve, a contact and a body contact
-    /// take about 14, 25 and 25 ns: the work counts 2 per particle, 2 per
-    /// end of each contact of the last step's last substep (of the pairs
-    /// of this step when the cables changed since: 1 per end, about half
-    /// are solved) and 4 per body contact. Called once the step's pairs
-    /// and body contacts are known; the result is the same on any number
-    /// of threads.
-    pub(crate) fn balance(&mut self) {
+    /// The lane where the estimated work of [`Self::balance`] halves.
+    fn lane_split_by_work(&self) -> usize {
         let n = self.x.len();
-        if n < PARALLEL_FROM || self.lanes.len() < 2 {
-            return;
-        }
         let mut work = vec![2u64; n];
         if self.last_layout == (n, self.segs.len()) {
-            for half in &self.selected {
-                for list in half {
-                    for c in &list.list {
-                        work[c.pa as usize] += 2;
-                        work[c.pb as usize] += 2;
-                    }
-                }
+            for c in self.selected.iter().flatten().flat_map(|l| &l.list) {
+                work[c.pa as usize] += 2;
+                work[c.pb as usize] += 2;
             }
         } else {
             for p in &self.pairs {
@@ -512,19 +516,15 @@ impl CableSystem {
             })
             .collect();
         let total: u64 = lane_work.iter().sum();
-        let (mut acc, mut lane_split) = (0, lane_work.len());
+        let mut acc = 0;
         for (k, &w) in lane_work.iter().enumerate() {
             // The lane goes below if most of it lies below the middle.
             if 2 * acc + w > total {
-                lane_split = k;
-                break;
+                return k;
             }
             acc += w;
         }
-        if lane_split.max(1).min(self.lanes.len()) != self.lane_split {
-            self.split_lanes(lane_split);
-            self.sort_body_contacts();
-        }
+        lane_work.len()
     }
 
     /// Copies positions and velocities back (and remembers how far each
@@ -698,17 +698,6 @@ impl CableSystem {
         );
     }
 
-    /// The substep's contacts in their order, with their corrections and
-    /// restitution.
-    fn contacts(&self) -> impl Iterator<Item = (&Contact, f32, f32)> + '_ {
-        (0..3).flat_map(move |side| {
-            (0..2).flat_map(move |half| {
-                let c = &self.selected[half][side];
-                (0..c.len()).map(move |k| (&c.list[k], c.lambda[k], c.e[k]))
-            })
-        })
-    }
-
     /// One pass: segments, body contacts and contacts in each half (side
     /// by side), then the contacts across the halves.
     fn solve_pass(&mut self, inv_h2: f32, h: f32, par: bool) {
@@ -805,7 +794,8 @@ impl CableSystem {
             || finish(x_hi, v_hi, split, g_hi, s_hi),
         );
         self.apply_restitution();
-        self.stats.contacts += self.contacts().filter(|c| c.1 > 0.0).count() as u64;
+        let pushed = self.selected.iter().flatten().flat_map(|c| &c.lambda);
+        self.stats.contacts += pushed.filter(|&&l| l > 0.0).count() as u64;
         self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
     }
 

@@ -209,9 +209,7 @@ impl CableSystem {
                 match v {
                     Verdict::Apart => {}
                     Verdict::Near { n, s, u } => out.push(self.pair_record(c.ab, c.links, n, s, u)),
-                    Verdict::Touching => {
-                        out.extend(self.judge(c.ab, c.links, c.at, c.from, c.end, c.slack))
-                    }
+                    Verdict::Touching => out.extend(self.judge(c)),
                 }
             }
             batch.clear();

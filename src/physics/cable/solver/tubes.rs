@@ -346,24 +346,15 @@ impl CableSystem {
         }
     }
 
-    /// The pair of segments `ab` (`s`: theirs) whose particles are at `at`
-    /// now, at `from` when their tubes' check starts and at `end` at the
-    /// step's end, with `slack` the sum of the segments' largest slacks;
-    /// `None` when the plane of the closest points at `at` proves they stay
-    /// apart: the gap along a fixed direction is concave in time for the
-    /// tubes' linear paths, so a plane that leaves more than the touching
-    /// distance plus both slacks at `from` and at the end does so
-    /// throughout. In f64, one pair at a time: the filter
-    /// ([`Self::judge_all`]) asks it only of segments that touch at `at`.
-    pub(super) fn judge(
-        &self,
-        ab: [u32; 2],
-        s: [Link; 2],
-        at: [Vec3; 4],
-        from: [Vec3; 4],
-        end: [Vec3; 4],
-        slack: f32,
-    ) -> Option<Pair> {
+    /// The candidate's pair (see [`Candidate`]), in f64; `None` when the
+    /// plane of the closest points at `at` proves the segments stay apart:
+    /// the gap along a fixed direction is concave in time for the tubes'
+    /// linear paths, so a plane that leaves more than the touching distance
+    /// plus both slacks at `from` and at the end does so throughout. One
+    /// pair at a time: the filter ([`Self::judge_all`]) asks it only of
+    /// segments that (nearly) touch at `at`.
+    pub(super) fn judge(&self, c: &Candidate) -> Option<Pair> {
+        let (at, s) = (c.at, c.links);
         let sc = closest_points_segment_segment(d3(at[0]), d3(at[1]), d3(at[2]), d3(at[3]));
         let (ra, rb) = (
             self.props[s[0].cable as usize].radius,
@@ -371,12 +362,12 @@ impl CableSystem {
         );
         let n = separating_normal(&sc, at);
         let nd = d3(n);
-        let gap_from = separation(nd, &from.map(d3));
-        let gap_end = separation(nd, &end.map(d3));
-        if gap_from.min(gap_end) - slack as f64 > (ra + rb) as f64 {
+        let gap_from = separation(nd, &c.from.map(d3));
+        let gap_end = separation(nd, &c.end.map(d3));
+        if gap_from.min(gap_end) - c.slack as f64 > (ra + rb) as f64 {
             return None;
         }
-        Some(self.pair_record(ab, s, n, sc.s as f32, sc.t as f32))
+        Some(self.pair_record(c.ab, s, n, sc.s as f32, sc.t as f32))
     }
 
     /// The pair of segments `ab` with plane normal `n` and contact
