@@ -484,6 +484,7 @@ impl Grid {
 
 #[cfg(test)]
 mod tests {
+    use super::super::lcg;
     use super::*;
 
     fn brute(boxes: &[(Vec3, Vec3)]) -> Vec<(u32, u32)> {
@@ -496,14 +497,6 @@ mod tests {
             }
         }
         v
-    }
-
-    /// A small deterministic generator (no dependency for one test).
-    fn lcg(seed: &mut u64) -> f32 {
-        *seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*seed >> 40) as f32) / (1u64 << 24) as f32
     }
 
     #[test]

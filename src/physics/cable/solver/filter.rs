@@ -227,13 +227,7 @@ impl CableSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lcg(seed: &mut u64) -> f32 {
-        *seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*seed >> 40) as f32) / (1u64 << 24) as f32
-    }
+    use crate::physics::cable::lcg;
 
     /// The smallest gap between the segments along any direction over the
     /// two configurations is at least their distance at each: a pair the
