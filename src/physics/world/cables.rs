@@ -118,25 +118,17 @@ impl World {
             }
             out
         };
-        if par {
-            let (even, odd) = rayon::join(|| run(Some(0)), || run(Some(1)));
-            // Merged in list order (each segment's contacts from one side,
-            // in their order).
-            let (mut i, mut j) = (0, 0);
-            while i < even.len() || j < odd.len() {
-                let take_even = j >= odd.len() || (i < even.len() && even[i].0 < odd[j].0);
-                if take_even {
-                    sys.body_contacts.push(even[i].1);
-                    i += 1;
-                } else {
-                    sys.body_contacts.push(odd[j].1);
-                    j += 1;
-                }
-            }
+        let found = if par {
+            let (mut even, odd) = rayon::join(|| run(Some(0)), || run(Some(1)));
+            // Back in list order (a stable sort: each segment's contacts
+            // come from one side, in their order).
+            even.extend(odd);
+            even.sort_by_key(|&(k, _)| k);
+            even
         } else {
-            sys.body_contacts
-                .extend(run(None).into_iter().map(|(_, c)| c));
-        }
+            run(None)
+        };
+        sys.body_contacts.extend(found.into_iter().map(|(_, c)| c));
         sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
