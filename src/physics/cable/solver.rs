@@ -799,13 +799,6 @@ impl CableSystem {
         self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// The four particles of a pair with their barycentric weights and the
-    /// side they are on (−1 for A, +1 for B).
-    #[inline]
-    fn pair_points(&self, p: &Pair) -> [(usize, f32, f32); 4] {
-        pair_points(p)
-    }
-
     /// Σ wᵢ²/mᵢ over the four particles (frozen ones count as pinned).
     #[inline]
     fn pair_denominator(&self, pts: &[(usize, f32, f32); 4]) -> f32 {
@@ -841,15 +834,8 @@ impl CableSystem {
                 }
                 let vn = ct.n.dot(gap(&self.v));
                 let dv = -e * vn0 - vn;
-                let denom: f32 = (0..4)
-                    .map(|k| {
-                        if self.frozen[ids[k]] {
-                            0.0
-                        } else {
-                            weight[k] * weight[k] * self.w[ids[k]]
-                        }
-                    })
-                    .sum();
+                let denom =
+                    self.pair_denominator(&std::array::from_fn(|k| (ids[k], weight[k], 1.0)));
                 if dv <= 0.0 || denom <= 0.0 {
                     continue;
                 }

@@ -71,24 +71,19 @@ pub(super) fn solve_body_contacts(
 /// `lambda` receives each contact's correction. `x` holds particles `x0..`.
 pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec3], x0: usize) {
     for (ct, lambda) in contacts.iter().zip(lambda) {
-        solve_pair(ct, lambda, x, x0);
+        let ids = ct.particles();
+        let weight = ct.weights();
+        let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m]);
+        let c = ct.n.dot(gap) - ct.thickness;
+        if c >= 0.0 {
+            continue;
+        }
+        let correction = contact_correction(ct.n, -c, gap - ct.prev_gap, ct.mu);
+        for m in 0..4 {
+            x[ids[m] - x0] += correction * ct.share[m];
+        }
+        *lambda += -c;
     }
-}
-
-#[inline(always)]
-fn solve_pair(ct: &Contact, lambda: &mut f32, x: &mut [Vec3], x0: usize) {
-    let ids = ct.particles();
-    let weight = ct.weights();
-    let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m]);
-    let c = ct.n.dot(gap) - ct.thickness;
-    if c >= 0.0 {
-        return;
-    }
-    let correction = contact_correction(ct.n, -c, gap - ct.prev_gap, ct.mu);
-    for m in 0..4 {
-        x[ids[m] - x0] += correction * ct.share[m];
-    }
-    *lambda += -c;
 }
 
 /// The correction of a contact point that is `depth` deep along `n`: out

@@ -4,6 +4,7 @@
 //! fail-safe; and the brute-force audit for tests.
 
 use super::both;
+use super::kernels::pair_points;
 use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP, PARALLEL_FROM};
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
 use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
@@ -81,7 +82,7 @@ impl CableSystem {
             if sc.distance_squared > 0.0 && separation(d3(n0), &end) >= MIN_GAP {
                 continue;
             }
-            let pts = self.pair_points(&self.pairs[k]);
+            let pts = pair_points(&self.pairs[k]);
             if pts
                 .iter()
                 .all(|&(i, _, _)| self.frozen[i] || self.w[i] == 0.0)
@@ -217,7 +218,7 @@ impl CableSystem {
         } else {
             p.n
         };
-        let pts = self.pair_points(&Pair { s, u, ..p });
+        let pts = pair_points(&Pair { s, u, ..p });
         let denom = self.pair_denominator(&pts);
         if denom <= 0.0 {
             return false;
