@@ -448,27 +448,31 @@ fn a_heap_of_cables_and_a_collapsing_coil_never_cross_anywhere() {
     assert!(top < 0.5, "the heap came down: top at {top} m");
 }
 
+/// 100 cables of 50 segments in crossed layers above a floor: enough for
+/// the solver's two halves to run on two threads.
+fn large_heap() -> World {
+    let mut w = on_floor(4.0);
+    for k in 0..100 {
+        let (layer, row) = (k / 10, k % 10);
+        let y = 0.5 + layer as f32 * 0.1;
+        let z = -3.0 + row as f32 * 0.6;
+        let (from, to) = if layer % 2 == 0 {
+            ([-3.0, y, z], [3.0, y, z])
+        } else {
+            ([z, y, -3.0], [z, y, 3.0])
+        };
+        let mut spec = CableSpec::new(from, to, 50);
+        spec.radius = 0.02;
+        w.add_cable(&spec).unwrap();
+    }
+    w
+}
+
 /// A heap large enough for the solver's two halves to run on two threads
 /// steps bit for bit the same in a one-thread pool and a two-thread pool.
 #[test]
 fn a_large_heap_steps_the_same_on_one_thread_and_on_two() {
-    let build = || {
-        let mut w = on_floor(4.0);
-        for k in 0..100 {
-            let (layer, row) = (k / 10, k % 10);
-            let y = 0.5 + layer as f32 * 0.1;
-            let z = -3.0 + row as f32 * 0.6;
-            let (from, to) = if layer % 2 == 0 {
-                ([-3.0, y, z], [3.0, y, z])
-            } else {
-                ([z, y, -3.0], [z, y, 3.0])
-            };
-            let mut spec = CableSpec::new(from, to, 50);
-            spec.radius = 0.02;
-            w.add_cable(&spec).unwrap();
-        }
-        w
-    };
+    let build = large_heap;
     let pool = |n| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -491,4 +495,37 @@ fn a_large_heap_steps_the_same_on_one_thread_and_on_two() {
     }
     // The cables met each other (the contacts across the halves ran).
     assert!(touched > 1000, "only {touched} contacts");
+}
+
+/// Worlds tick on threads of their own: four large heaps stepped at once
+/// (sharing the process's thread pool, where each large cable stage keeps
+/// a task looking for its halves' work) all finish, the same as one alone.
+#[test]
+fn large_heaps_stepped_at_once_on_four_threads_all_finish() {
+    let mut alone = large_heap();
+    for _ in 0..20 {
+        alone.step();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    for k in 0..4 {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut w = large_heap();
+            for _ in 0..20 {
+                w.step();
+            }
+            let x: Vec<Vec3> = w.cables().iter().flat_map(|c| c.x.clone()).collect();
+            tx.send((k, x)).unwrap();
+        });
+    }
+    let expected: Vec<Vec3> = alone.cables().iter().flat_map(|c| c.x.clone()).collect();
+    for _ in 0..4 {
+        let (k, x) = rx
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .expect("every world finishes its steps");
+        assert!(
+            x == expected,
+            "world {k} differs from the one stepped alone"
+        );
+    }
 }

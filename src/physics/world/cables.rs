@@ -6,6 +6,17 @@ use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, PARALLE
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Sets the flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
 
 impl World {
     /// Stage 7: every cable as one particle system (see `cable/mod.rs`):
@@ -21,7 +32,29 @@ impl World {
         // rather than a job handed over from outside the pool.
         let large = self.cables.iter().map(|c| c.x.len()).sum::<usize>() >= PARALLEL_FROM;
         if large {
-            rayon::scope(|_| self.cable_stage(dt));
+            // The stage forks and joins dozens of times a step; an idle
+            // pool thread goes to sleep within microseconds and takes
+            // ~200 µs to wake (measured in the 50k bench: 37 joins a step
+            // waited that long and 17 more ran serially). For the stage's
+            // length, a task on the other thread keeps looking for the
+            // joins' halves instead. One large stage at a time uses the
+            // pool (worlds tick on threads of their own): two such tasks
+            // could each wait inside the other's stage for ever.
+            static LARGE_STAGE: Mutex<()> = Mutex::new(());
+            let _one = LARGE_STAGE.lock().unwrap_or_else(|e| e.into_inner());
+            let done = AtomicBool::new(false);
+            rayon::scope(|s| {
+                s.spawn(|_| {
+                    while !done.load(Ordering::Acquire) {
+                        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                            std::hint::spin_loop();
+                        }
+                    }
+                });
+                // Set even if the stage panics, so that the scope ends.
+                let _done = SetOnDrop(&done);
+                self.cable_stage(dt);
+            });
         } else {
             self.cable_stage(dt);
         }
