@@ -7,14 +7,13 @@ use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
-/// Sets the flag when dropped.
-struct SetOnDrop<'a>(&'a AtomicBool);
+/// Stores the value in the flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool, bool);
 
 impl Drop for SetOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
+        self.0.store(self.1, Ordering::Release);
     }
 }
 
@@ -36,15 +35,32 @@ impl World {
             // pool thread goes to sleep within microseconds and takes
             // ~200 µs to wake (measured in the 50k bench: 37 joins a step
             // waited that long and 17 more ran serially). For the stage's
-            // length, a task on the other thread keeps looking for the
-            // joins' halves instead. One large stage at a time uses the
-            // pool (worlds tick on threads of their own): two such tasks
-            // could each wait inside the other's stage for ever.
-            static LARGE_STAGE: Mutex<()> = Mutex::new(());
-            let _one = LARGE_STAGE.lock().unwrap_or_else(|e| e.into_inner());
-            let done = AtomicBool::new(false);
+            // length, a task on another pool thread keeps looking for the
+            // joins' halves instead (it spins: one core is busy for the
+            // stage's length). One stage at a time has such a helper, and
+            // a stage never waits for the right to one (a world stepped on
+            // a pool thread must not block there while other jobs wait):
+            // one that finds it taken runs as before, without.
+            static HELPED: AtomicBool = AtomicBool::new(false);
+            let helped = HELPED
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+            if !helped {
+                rayon::scope(|_| self.cable_stage(dt));
+                return;
+            }
+            let _release = SetOnDrop(&HELPED, false);
+            let done = &AtomicBool::new(false);
             rayon::scope(|s| {
-                s.spawn(|_| {
+                // The scope's body (the stage) runs on a pool thread.
+                let stage_thread = std::thread::current().id();
+                s.spawn(move |_| {
+                    // On the stage's own thread (a pool that runs its
+                    // oldest job first, or the stage already over) it
+                    // would only hold the stage up.
+                    if std::thread::current().id() == stage_thread {
+                        return;
+                    }
                     while !done.load(Ordering::Acquire) {
                         if rayon::yield_now() != Some(rayon::Yield::Executed) {
                             std::hint::spin_loop();
@@ -52,7 +68,7 @@ impl World {
                     }
                 });
                 // Set even if the stage panics, so that the scope ends.
-                let _done = SetOnDrop(&done);
+                let _done = SetOnDrop(done, true);
                 self.cable_stage(dt);
             });
         } else {
