@@ -502,6 +502,22 @@ fn positions(w: &World) -> Vec<Vec3> {
     w.cables().iter().flat_map(|c| c.x.clone()).collect()
 }
 
+/// Every world's positions equal those of [`large_heap`] stepped `steps`
+/// times alone.
+fn assert_as_alone(results: &[Vec<Vec3>], steps: usize) {
+    let mut alone = large_heap();
+    for _ in 0..steps {
+        alone.step();
+    }
+    let expected = positions(&alone);
+    for (k, x) in results.iter().enumerate() {
+        assert!(
+            *x == expected,
+            "world {k} differs from the one stepped alone"
+        );
+    }
+}
+
 /// Runs `f` on a thread of its own and waits at most `secs` for it (a
 /// deadlock fails the test instead of hanging the suite); its panic is the
 /// test's.
@@ -527,11 +543,6 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
 /// one alone.
 #[test]
 fn large_heaps_stepped_at_once_on_four_threads_all_finish() {
-    let mut alone = large_heap();
-    for _ in 0..20 {
-        alone.step();
-    }
-    let expected = positions(&alone);
     let results = within(300, || {
         let threads: Vec<_> = (0..4)
             .map(|_| {
@@ -549,12 +560,7 @@ fn large_heaps_stepped_at_once_on_four_threads_all_finish() {
             .map(|t| t.join().expect("a world's thread"))
             .collect::<Vec<_>>()
     });
-    for (k, x) in results.iter().enumerate() {
-        assert!(
-            *x == expected,
-            "world {k} differs from the one stepped alone"
-        );
-    }
+    assert_as_alone(&results, 20);
 }
 
 /// Large worlds stepped as jobs of one pool (a game backend stepping its
@@ -566,11 +572,6 @@ fn large_heaps_stepped_at_once_on_four_threads_all_finish() {
 #[test]
 fn large_heaps_stepped_as_jobs_of_one_pool_all_finish() {
     use rayon::prelude::*;
-    let mut alone = large_heap();
-    for _ in 0..10 {
-        alone.step();
-    }
-    let expected = positions(&alone);
     let results = within(300, || {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(3)
@@ -586,10 +587,5 @@ fn large_heaps_stepped_as_jobs_of_one_pool_all_finish() {
         });
         worlds.iter().map(positions).collect::<Vec<_>>()
     });
-    for (k, x) in results.iter().enumerate() {
-        assert!(
-            *x == expected,
-            "world {k} differs from the one stepped alone"
-        );
-    }
+    assert_as_alone(&results, 10);
 }
