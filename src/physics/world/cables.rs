@@ -36,8 +36,9 @@ impl World {
             // ~200 µs to wake (measured in the 50k bench: 37 joins a step
             // waited that long and 17 more ran serially). For the stage's
             // length, a task on another pool thread keeps looking for the
-            // joins' halves instead (it spins: one core is busy for the
-            // stage's length). One stage at a time has such a helper, and
+            // joins' halves instead (it spins, yielding to the system's
+            // other threads: one core is busy for the stage's length unless
+            // another thread wants it). One stage at a time has such a helper, and
             // a stage never waits for the right to one (a world stepped on
             // a pool thread must not block there while other jobs wait):
             // one that finds it taken runs as before, without.
@@ -63,7 +64,9 @@ impl World {
                     }
                     while !done.load(Ordering::Acquire) {
                         if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                            std::hint::spin_loop();
+                            // Other threads (other worlds) get the core
+                            // if they want it; else this returns at once.
+                            std::thread::yield_now();
                         }
                     }
                 });
