@@ -472,7 +472,6 @@ fn large_heap() -> World {
 /// steps bit for bit the same in a one-thread pool and a two-thread pool.
 #[test]
 fn a_large_heap_steps_the_same_on_one_thread_and_on_two() {
-    let build = large_heap;
     let pool = |n| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -480,7 +479,7 @@ fn a_large_heap_steps_the_same_on_one_thread_and_on_two() {
             .unwrap()
     };
     let (one, two) = (pool(1), pool(2));
-    let (mut a, mut b) = (build(), build());
+    let (mut a, mut b) = (large_heap(), large_heap());
     let mut touched = 0;
     for step in 0..40 {
         one.install(|| a.step());

@@ -466,9 +466,9 @@ impl CableSystem {
     pub(crate) fn balance(&mut self) {
         let n = self.x.len();
         if n >= PARALLEL_FROM && self.lanes.len() >= 2 {
-            let lane_split = self.lane_split_by_work();
-            if lane_split.max(1).min(self.lanes.len()) != self.lane_split {
-                self.set_split(lane_split);
+            let before = self.lane_split;
+            self.set_split(self.lane_split_by_work());
+            if self.lane_split != before {
                 self.sort_body_contacts();
             }
         }

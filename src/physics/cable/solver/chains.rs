@@ -49,7 +49,7 @@ type Row = [f32; GROUP];
 pub(super) struct ChainGroup {
     /// First particle and particle count of each lane.
     lanes: [(usize, usize); GROUP],
-    rows: usize,
+    /// Inverse masses, one row per particle of the longest lane.
     w: Vec<Row>,
     /// Link `k` joins rows `k` and `k + 1`: 1 where it is a segment (0
     /// between two cables of a lane, and in padding).
@@ -123,7 +123,6 @@ impl ChainGroup {
             }
         }
         let rows = g.lanes.iter().map(|l| l.1).max().unwrap_or(0);
-        g.rows = rows;
         let zero = [0.0; GROUP];
         g.w.resize(rows, zero);
         let links = rows.saturating_sub(1);
@@ -183,12 +182,12 @@ impl ChainGroup {
         x0: usize,
         inv_h2: f32,
     ) {
-        let rows = self.rows;
+        let rows = self.w.len();
         if rows < 2 {
             return;
         }
         let sc = sc.fit(rows);
-        self.gather(sc, x, x0);
+        self.gather([&mut sc.x, &mut sc.y, &mut sc.z], x, x0);
         let links = rows - 1;
         // Down the chain: link k's direction and row, then the elimination
         // of row k − 1 (its coupling to row k needs link k's direction).
@@ -269,31 +268,36 @@ impl ChainGroup {
             }
         }
         (sc.x[0], sc.y[0], sc.z[0]) = (p[0], p[1], p[2]);
-        self.scatter(sc, x, x0);
+        self.scatter([&sc.x, &sc.y, &sc.z], x, x0);
     }
 
-    fn gather(&self, sc: &mut Scratch, x: &[Vec3], x0: usize) {
+    /// Each lane's particles of `src` (which holds particles `x0..`) into
+    /// the rows `dst` (x, y and z).
+    fn gather(&self, dst: [&mut [Row]; 3], src: &[Vec3], x0: usize) {
+        let [dx, dy, dz] = dst;
         for (l, &(first, count)) in self.lanes.iter().enumerate() {
             if count > 0 {
-                for (k, p) in x[first - x0..][..count].iter().enumerate() {
-                    (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (p.x, p.y, p.z);
+                for (k, p) in src[first - x0..][..count].iter().enumerate() {
+                    (dx[k][l], dy[k][l], dz[k][l]) = (p.x, p.y, p.z);
                 }
             }
             // Padding: the rows past the lane's end move nothing (w = 0,
             // no links), but hold finite numbers.
-            for k in count..self.rows {
-                (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (0.0, 0.0, 0.0);
+            for k in count..self.w.len() {
+                (dx[k][l], dy[k][l], dz[k][l]) = (0.0, 0.0, 0.0);
             }
         }
     }
 
-    fn scatter(&self, sc: &Scratch, x: &mut [Vec3], x0: usize) {
+    /// The rows `src` back into each lane's particles of `dst`.
+    fn scatter(&self, src: [&[Row]; 3], dst: &mut [Vec3], x0: usize) {
+        let [sx, sy, sz] = src;
         for (l, &(first, count)) in self.lanes.iter().enumerate() {
             if count == 0 {
                 continue;
             }
-            for (k, p) in x[first - x0..][..count].iter_mut().enumerate() {
-                *p = Vec3::new(sc.x[k][l], sc.y[k][l], sc.z[k][l]);
+            for (k, p) in dst[first - x0..][..count].iter_mut().enumerate() {
+                *p = Vec3::new(sx[k][l], sy[k][l], sz[k][l]);
             }
         }
     }
@@ -302,25 +306,13 @@ impl ChainGroup {
     /// order (as the scalar formula: `Δv = rel·(1 − 1/(1 + c·h·(w_a +
     /// w_b)))`, shared by inverse mass). `x` and `v` hold particles `x0..`.
     pub(super) fn damp(&mut self, sc: &mut Scratch, x: &[Vec3], v: &mut [Vec3], x0: usize, h: f32) {
-        let rows = self.rows;
+        let rows = self.w.len();
         if rows < 2 || !self.damped {
             return;
         }
         let sc = sc.fit(rows);
-        for (l, &(first, count)) in self.lanes.iter().enumerate() {
-            for k in count..rows {
-                (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (0.0, 0.0, 0.0);
-                (sc.vx[k][l], sc.vy[k][l], sc.vz[k][l]) = (0.0, 0.0, 0.0);
-            }
-            if count == 0 {
-                continue;
-            }
-            let (xs, vs) = (&x[first - x0..][..count], &v[first - x0..][..count]);
-            for (k, (p, q)) in xs.iter().zip(vs).enumerate() {
-                (sc.x[k][l], sc.y[k][l], sc.z[k][l]) = (p.x, p.y, p.z);
-                (sc.vx[k][l], sc.vy[k][l], sc.vz[k][l]) = (q.x, q.y, q.z);
-            }
-        }
+        self.gather([&mut sc.x, &mut sc.y, &mut sc.z], x, x0);
+        self.gather([&mut sc.vx, &mut sc.vy, &mut sc.vz], v, x0);
         let mut va = [sc.vx[0], sc.vy[0], sc.vz[0]];
         for k in 0..rows - 1 {
             let mut vb = [sc.vx[k + 1], sc.vy[k + 1], sc.vz[k + 1]];
@@ -355,14 +347,7 @@ impl ChainGroup {
             va = vb;
         }
         (sc.vx[rows - 1], sc.vy[rows - 1], sc.vz[rows - 1]) = (va[0], va[1], va[2]);
-        for (l, &(first, count)) in self.lanes.iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            for (k, q) in v[first - x0..][..count].iter_mut().enumerate() {
-                *q = Vec3::new(sc.vx[k][l], sc.vy[k][l], sc.vz[k][l]);
-            }
-        }
+        self.scatter([&sc.vx, &sc.vy, &sc.vz], v, x0);
     }
 }
 

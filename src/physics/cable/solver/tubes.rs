@@ -354,11 +354,11 @@ impl CableSystem {
     /// pair at a time: the filter ([`Self::judge_all`]) asks it only of
     /// segments that (nearly) touch at `at`.
     pub(super) fn judge(&self, c: &Candidate) -> Option<Pair> {
-        let (at, s) = (c.at, c.links);
+        let (at, [la, lb]) = (c.at, c.links);
         let sc = closest_points_segment_segment(d3(at[0]), d3(at[1]), d3(at[2]), d3(at[3]));
         let (ra, rb) = (
-            self.props[s[0].cable as usize].radius,
-            self.props[s[1].cable as usize].radius,
+            self.props[la.cable as usize].radius,
+            self.props[lb.cable as usize].radius,
         );
         let n = separating_normal(&sc, at);
         let nd = d3(n);
@@ -367,20 +367,20 @@ impl CableSystem {
         if gap_from.min(gap_end) - c.slack as f64 > (ra + rb) as f64 {
             return None;
         }
-        Some(self.pair_record(c.ab, s, n, sc.s as f32, sc.t as f32))
+        Some(self.pair_record(c.ab, c.links, n, sc.s as f32, sc.t as f32))
     }
 
-    /// The pair of segments `ab` with plane normal `n` and contact
-    /// coordinates `s` along A and `u` along B.
+    /// The pair of segments `ab` (`links`: theirs) with plane normal `n`
+    /// and contact coordinates `s` along A and `u` along B.
     pub(super) fn pair_record(
         &self,
         ab: [u32; 2],
-        s: [Link; 2],
+        links: [Link; 2],
         n: Vec3,
-        s_a: f32,
+        s: f32,
         u: f32,
     ) -> Pair {
-        let [sa, sb] = s;
+        let [sa, sb] = links;
         let (pra, prb) = (
             &self.props[sa.cable as usize],
             &self.props[sb.cable as usize],
@@ -401,7 +401,7 @@ impl CableSystem {
             pa: sa.p,
             pb: sb.p,
             n,
-            s: s_a,
+            s,
             u,
             thickness,
             mu: (pra.friction * prb.friction).sqrt(),
