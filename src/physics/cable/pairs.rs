@@ -191,6 +191,84 @@ fn cell_ranges(
     (c_lo, c_hi, cells)
 }
 
+/// A stable counting sort by key, on two threads when `par`: each of
+/// `items`, in order, puts `value(k, item)` under each of its `keys`
+/// (below `n_keys`). Afterwards `start[key]..start[key + 1]` is where that
+/// key's values are in `out`, in item order. Each thread reads every item
+/// and writes the keys of its half of the key range, so the result does
+/// not depend on the threads.
+pub(crate) fn group_by_key<T: Sync, V: Copy + Default + Send, const K: usize>(
+    items: &[T],
+    n_keys: usize,
+    keys: impl Fn(&T) -> [u32; K] + Sync,
+    value: impl Fn(usize, &T) -> V + Sync,
+    par: bool,
+    start: &mut Vec<u32>,
+    out: &mut Vec<V>,
+) {
+    let mid = n_keys / 2;
+    start.clear();
+    start.resize(n_keys + 1, 0);
+    // Counts, shifted by one: keys below `mid` in `lo`, the rest in `hi`.
+    {
+        let (lo, hi) = start.split_at_mut(mid + 1);
+        let count = |lo_key: usize, counts: &mut [u32], shift: usize| {
+            for item in items {
+                for key in keys(item) {
+                    let key = key as usize;
+                    if key >= lo_key && key < lo_key + counts.len() - shift {
+                        counts[key - lo_key + shift] += 1;
+                    }
+                }
+            }
+        };
+        both(par, || count(0, lo, 1), || count(mid, hi, 0));
+    }
+    for k in 1..start.len() {
+        start[k] += start[k - 1];
+    }
+    let total = start[n_keys] as usize;
+    // Every slot is written once.
+    resize_unset(out, total);
+    let mut next = std::mem::take(start);
+    {
+        let at = next[mid] as usize;
+        let (o0, o1) = out.split_at_mut(at);
+        let (n0, n1) = next.split_at_mut(mid);
+        let fill = |lo_key: usize, next: &mut [u32], out: &mut [V], base: usize| {
+            for (k, item) in items.iter().enumerate() {
+                for key in keys(item) {
+                    let key = key as usize;
+                    if key >= lo_key && key < lo_key + next.len() {
+                        let slot = &mut next[key - lo_key];
+                        out[*slot as usize - base] = value(k, item);
+                        *slot += 1;
+                    }
+                }
+            }
+        };
+        both(
+            par,
+            || fill(0, n0, o0, 0),
+            || fill(mid, &mut n1[..n_keys - mid], o1, at),
+        );
+    }
+    // `next` now holds each key's end: the next key's start.
+    start.clear();
+    start.push(0);
+    start.extend_from_slice(&next[..n_keys]);
+}
+
+/// Sets the length of `v` to `n`, leaving the kept elements as they were
+/// (the caller writes every one).
+fn resize_unset<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+    if v.len() >= n {
+        v.truncate(n);
+    } else {
+        v.resize(n, T::default());
+    }
+}
+
 #[inline]
 fn to_cell(inv: f32, p: Vec3) -> [i32; 3] {
     let c = p * inv;
@@ -201,14 +279,6 @@ impl Grid {
     #[inline]
     fn to_cell(&self, p: Vec3) -> [i32; 3] {
         to_cell(self.inv, p)
-    }
-
-    #[inline]
-    fn bucket(&self, cell: [i32; 3]) -> &[Entry] {
-        match self.table.slot(cell) {
-            Some(k) => &self.sorted[self.counts[k] as usize..self.counts[k + 1] as usize],
-            None => &[],
-        }
     }
 
     /// Enters every box in the cells it covers (cell size: the mean box
@@ -304,11 +374,11 @@ impl Grid {
         } else {
             buckets
         };
-        self.sorted.clear();
-        self.sorted.resize(total, Entry::default());
+        // The fill writes every entry: only a longer table is initialised.
+        resize_unset(&mut self.sorted, total);
         let hashed = matches!(table, Table::Hashed { .. });
         if hashed {
-            self.cells.resize(total, [0; 3]);
+            resize_unset(&mut self.cells, total);
         }
         let at = self.counts[mid] as usize;
         let (s0, s1) = self.sorted.split_at_mut(at);
@@ -347,11 +417,11 @@ impl Grid {
         );
     }
 
-    /// Builds the grid over `boxes` and appends to `out` every pair
-    /// `(i, j)`, `i < j`, of boxes that overlap (closed boxes) and for which
+    /// Builds the grid over `boxes` and sets `out` to every pair `(i, j)`,
+    /// `i < j`, of boxes that overlap (closed boxes) and for which
     /// `skip(i, j)` is false, grouped by `i` ascending. The order is a
-    /// function of the input alone (deterministic); with `par`, the build
-    /// and the buckets' pairs run on two threads and join in order.
+    /// function of the input alone (deterministic); with `par`, the build,
+    /// the buckets' pairs and the grouping run on two threads.
     pub(crate) fn pairs(
         &mut self,
         boxes: &[(Vec3, Vec3)],
@@ -363,6 +433,7 @@ impl Grid {
         // extensions' queries until the next build, and must not name the
         // boxes of an earlier one.
         self.build(boxes, par);
+        out.clear();
         if boxes.len() < 2 {
             return;
         }
@@ -400,22 +471,15 @@ impl Grid {
         }
         // Grouped by first box (a counting sort, stable: a function of the
         // input alone).
-        let start = &mut self.by_first;
-        start.clear();
-        start.resize(boxes.len() + 1, 0);
-        for &(a, _) in &found {
-            start[a as usize + 1] += 1;
-        }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        let base = out.len();
-        out.resize(base + found.len(), (0, 0));
-        for &(a, b) in &found {
-            let slot = &mut start[a as usize];
-            out[base + *slot as usize] = (a, b);
-            *slot += 1;
-        }
+        group_by_key(
+            &found,
+            boxes.len(),
+            |&(a, _)| [a],
+            |_, &pair| pair,
+            par,
+            &mut self.by_first,
+            out,
+        );
         found.clear();
         self.found = found;
         self.found_upper = upper;
@@ -457,28 +521,43 @@ impl Grid {
         }
     }
 
-    /// Appends to `out` every box of the last build that overlaps `b` as it
-    /// was built, with repeats (and any box too big for the grid). Every box
-    /// when `b` spans too many cells.
-    pub(crate) fn query(&self, b: &(Vec3, Vec3), out: &mut Vec<u32>) {
+    /// Appends to `out`, once each, every box of the last build that
+    /// overlaps `b` as it was built (with any box too big for the grid),
+    /// unless `skip` says otherwise. A box is reported from one cell only,
+    /// as [`Self::bucket_pairs`] does: the one where, along every axis, it
+    /// or `b` starts. Every box when `b` spans too many cells.
+    pub(crate) fn query(&self, b: &(Vec3, Vec3), skip: impl Fn(u32) -> bool, out: &mut Vec<u32>) {
         let (lo, hi) = (self.to_cell(b.0), self.to_cell(b.1));
         if (0..3).any(|k| hi[k] as i64 - lo[k] as i64 >= 2 * MAX_CELLS_PER_AXIS as i64) {
-            out.extend(0..self.items as u32);
+            out.extend((0..self.items as u32).filter(|&i| !skip(i)));
             return;
         }
+        let hashed = matches!(self.table, Table::Hashed { .. });
         for x in lo[0]..=hi[0] {
             for y in lo[1]..=hi[1] {
                 for z in lo[2]..=hi[2] {
-                    out.extend(
-                        self.bucket([x, y, z])
-                            .iter()
-                            .filter(|e| overlap(b, &(e.lo, e.hi)))
-                            .map(|e| e.item),
-                    );
+                    let cell = [x, y, z];
+                    let Some(k) = self.table.slot(cell) else {
+                        continue;
+                    };
+                    let starts = (x == lo[0]) as u32
+                        | ((y == lo[1]) as u32) << 1
+                        | ((z == lo[2]) as u32) << 2;
+                    let need = 7 & !starts;
+                    let (from, to) = (self.counts[k] as usize, self.counts[k + 1] as usize);
+                    for (idx, e) in self.sorted[from..to].iter().enumerate() {
+                        if e.starts & need == need
+                            && overlap(b, &(e.lo, e.hi))
+                            && (!hashed || self.cells[from + idx] == cell)
+                            && !skip(e.item)
+                        {
+                            out.push(e.item);
+                        }
+                    }
                 }
             }
         }
-        out.extend_from_slice(&self.big);
+        out.extend(self.big.iter().copied().filter(|&g| !skip(g)));
     }
 }
 
@@ -534,17 +613,58 @@ mod tests {
             got.dedup();
             assert_eq!(got.len(), n, "a pair was reported twice");
             assert_eq!(got, brute(&boxes), "round {round}");
-            // Queries: every overlapping box is among the answers.
+            // Queries: every overlapping box, once, unless skipped.
             for (k, q) in boxes.iter().enumerate().step_by(7) {
-                let mut found = Vec::new();
-                grid.query(q, &mut found);
-                for (j, b) in boxes.iter().enumerate() {
-                    if overlap(q, b) {
-                        assert!(found.contains(&(j as u32)), "round {round}: {k} misses {j}");
-                    }
-                }
+                assert_query(
+                    &grid,
+                    &boxes,
+                    q,
+                    |j| (j + k as u32).is_multiple_of(5),
+                    round,
+                );
             }
+            // A query spanning too many cells.
+            let wide = (Vec3::splat(-3.0), Vec3::splat(3.0));
+            assert_query(&grid, &boxes, &wide, |j| j.is_multiple_of(3), round);
         }
+    }
+
+    /// `query` names every box `q` overlaps and `skip` does not, once, and
+    /// no other box but those kept out of the grid (every box when `q` is
+    /// too wide for it).
+    fn assert_query(
+        grid: &Grid,
+        boxes: &[(Vec3, Vec3)],
+        q: &(Vec3, Vec3),
+        skip: impl Fn(u32) -> bool,
+        round: usize,
+    ) {
+        let mut found = Vec::new();
+        grid.query(q, &skip, &mut found);
+        let n = found.len();
+        found.sort_unstable();
+        found.dedup();
+        assert_eq!(found.len(), n, "round {round}: a box was named twice");
+        let want: Vec<u32> = (0..boxes.len() as u32)
+            .filter(|&j| overlap(q, &boxes[j as usize]) && !skip(j))
+            .collect();
+        let extra: Vec<u32> = found
+            .iter()
+            .copied()
+            .filter(|j| want.binary_search(j).is_err())
+            .collect();
+        let wide = (q.1 - q.0).max_element() * grid.inv >= 2.0 * MAX_CELLS_PER_AXIS as f32 - 1.0;
+        assert!(
+            extra
+                .iter()
+                .all(|&j| !skip(j) && (wide || grid.is_big[j as usize])),
+            "round {round}: query {q:?} named {extra:?}"
+        );
+        assert_eq!(
+            found.len() - extra.len(),
+            want.len(),
+            "round {round}: query {q:?}"
+        );
     }
 
     /// Boxes in clusters far apart: a hashed table, where a bucket holds
@@ -573,6 +693,56 @@ mod tests {
             got.dedup();
             assert_eq!(got.len(), n, "a pair was reported twice");
             assert_eq!(got, brute(&boxes));
+            for (k, q) in boxes.iter().enumerate().step_by(13) {
+                assert_query(&grid, &boxes, q, |j| (j + k as u32).is_multiple_of(4), cap);
+            }
+        }
+    }
+
+    /// The two-thread counting sort equals a stable sort, with one key per
+    /// item and with two (an item under both), keys spread or crowded.
+    #[test]
+    fn group_by_key_is_a_stable_sort() {
+        let mut seed = 3;
+        for (n_items, n_keys) in [(0, 0), (0, 5), (1, 1), (7, 2), (500, 40), (3000, 2999)] {
+            let items: Vec<[u32; 2]> = (0..n_items)
+                .map(|_| [0, 1].map(|_| (lcg(&mut seed) * n_keys as f32) as u32))
+                .collect();
+            for par in [false, true] {
+                let (mut start, mut out) = (vec![7; 3], vec![(9, 9); 11]);
+                group_by_key(
+                    &items,
+                    n_keys,
+                    |&[a, _]| [a],
+                    |k, _| (k, 0),
+                    par,
+                    &mut start,
+                    &mut out,
+                );
+                let mut want: Vec<usize> = (0..n_items).collect();
+                want.sort_by_key(|&k| items[k][0]);
+                assert_eq!(out.iter().map(|&(k, _)| k).collect::<Vec<_>>(), want);
+                assert_eq!(start.len(), n_keys + 1);
+                for key in 0..n_keys {
+                    let run = &out[start[key] as usize..start[key + 1] as usize];
+                    assert!(run.iter().all(|&(k, _)| items[k][0] == key as u32));
+                }
+                let mut both_keys = Vec::new();
+                group_by_key(
+                    &items,
+                    n_keys,
+                    |&k| k,
+                    |k, _| k,
+                    par,
+                    &mut start,
+                    &mut both_keys,
+                );
+                let mut want: Vec<(u32, usize)> = (0..n_items)
+                    .flat_map(|k| items[k].map(|key| (key, k)))
+                    .collect();
+                want.sort();
+                assert_eq!(both_keys, want.iter().map(|&(_, k)| k).collect::<Vec<_>>());
+            }
         }
     }
 

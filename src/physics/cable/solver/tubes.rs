@@ -4,7 +4,7 @@
 //! tube a new one and its segments new pairs (see the module documentation
 //! of [`super::super`]).
 
-use super::super::pairs::overlap;
+use super::super::pairs::{group_by_key, overlap};
 use super::filter::Candidate;
 use super::verify::{separating_normal, separation};
 use super::{
@@ -60,25 +60,16 @@ pub(super) struct PairIndex {
 }
 
 impl PairIndex {
-    fn rebuild(&mut self, pairs: &[Pair], segs: usize) {
-        self.start.clear();
-        self.start.resize(segs + 1, 0);
-        for p in pairs {
-            self.start[p.a as usize + 1] += 1;
-            self.start[p.b as usize + 1] += 1;
-        }
-        for k in 1..self.start.len() {
-            self.start[k] += self.start[k - 1];
-        }
-        self.index.clear();
-        self.index.resize(pairs.len() * 2, 0);
-        let mut fill = self.start.clone();
-        for (k, p) in pairs.iter().enumerate() {
-            for s in [p.a, p.b] {
-                self.index[fill[s as usize] as usize] = k as u32;
-                fill[s as usize] += 1;
-            }
-        }
+    fn rebuild(&mut self, pairs: &[Pair], segs: usize, par: bool) {
+        group_by_key(
+            pairs,
+            segs,
+            |p| [p.a, p.b],
+            |k, _| k as u32,
+            par,
+            &mut self.start,
+            &mut self.index,
+        );
         self.head.clear();
         self.head.resize(segs, u32::MAX);
         self.pair.clear();
@@ -411,7 +402,8 @@ impl CableSystem {
 
     /// The pairs of each segment, and per-pair scratch sized.
     fn index_pairs(&mut self) {
-        self.pair_index.rebuild(&self.pairs, self.segs.len());
+        self.pair_index
+            .rebuild(&self.pairs, self.segs.len(), self.x.len() >= PARALLEL_FROM);
         self.responses.clear();
         self.responses.resize(self.pairs.len(), 0);
         self.queued.clear();
@@ -509,14 +501,14 @@ impl CableSystem {
     ) {
         let bs = self.boxes[s as usize];
         found.clear();
-        self.grid.query(&bs, found);
+        // A grown box is found in the small grid, as it is now (the large
+        // one holds it as it was built): each box once.
+        self.grid.query(&bs, |t| self.grown[t as usize], found);
         let k = found.len();
-        self.grown_grid.query(&bs, found);
+        self.grown_grid.query(&bs, |_| false, found);
         for f in &mut found[k..] {
             *f = self.grown_list[*f as usize];
         }
-        found.sort_unstable();
-        found.dedup();
         // The segments `s` is already paired with, read once.
         partners.clear();
         partners.extend(self.pair_index.of(s).map(|m| {
@@ -528,6 +520,7 @@ impl CableSystem {
             }
         }));
         partners.sort_unstable();
+        let first = out.len();
         for &t in found.iter() {
             if t == s
                 || self.segs[s as usize].p.abs_diff(self.segs[t as usize].p) <= 1
@@ -539,5 +532,7 @@ impl CableSystem {
             }
             out.push((s.min(t), s.max(t)));
         }
+        // In the order of the other segments (candidates in a fixed order).
+        out[first..].sort_unstable();
     }
 }
