@@ -310,6 +310,12 @@ pub(crate) struct CableSystem {
     grown_list: Vec<u32>,
     grown_boxes: Vec<(Vec3, Vec3)>,
     grown_grid: Grid,
+    /// After an extension within a substep: the particles it gave new
+    /// tubes, and those the verification held back since. Only these can
+    /// be outside their tubes at the next look (the others were inside
+    /// then, and the verification's impulses keep a particle inside).
+    recheck: Option<Vec<usize>>,
+    held_back: Vec<usize>,
     pub segs: Vec<Seg>,
     /// Contiguous runs of whole cables, of about equal length, swept side
     /// by side in groups (those of the lower half below `group_split`).

@@ -416,10 +416,22 @@ impl CableSystem {
     /// segments are queried against the grid (and the other changed
     /// segments) for new pairs, which come with a plane of the substep's
     /// start; with many such particles, everything is rebuilt from the
-    /// substep's start instead.
+    /// substep's start instead. Right after an extension, only the particles
+    /// it moved to new tubes and those the verification held back since are
+    /// looked at again (no other can have left its tube).
     pub(crate) fn extend(&mut self, h: f32, g: Vec3) -> Extension {
         let clock = std::time::Instant::now();
-        let outran = self.outran();
+        let outran = match self.recheck.take() {
+            Some(mut look) => {
+                look.append(&mut self.held_back);
+                look.sort_unstable();
+                look.dedup();
+                look.retain(|&i| self.outside_tube(i, self.x[i]));
+                look
+            }
+            None => self.outran(),
+        };
+        self.held_back.clear();
         if outran.is_empty() {
             self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
             return Extension::None;
@@ -484,6 +496,7 @@ impl CableSystem {
         self.queued.resize(self.pairs.len(), false);
         self.stats.pairs = self.stats.pairs.max(self.pairs.len() as u64);
         self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
+        self.recheck = Some(outran);
         Extension::Grown(grown)
     }
 
