@@ -427,6 +427,8 @@ impl CableSystem {
                 look.sort_unstable();
                 look.dedup();
                 look.retain(|&i| self.outside_tube(i, self.x[i]));
+                // Tests check the claim: a full look finds the same.
+                debug_assert_eq!(look, self.outran(), "a particle left its tube unseen");
                 look
             }
             None => self.outran(),
