@@ -311,11 +311,12 @@ pub(crate) struct CableSystem {
     grown_boxes: Vec<(Vec3, Vec3)>,
     grown_grid: Grid,
     /// After an extension within a substep: the particles it gave new
-    /// tubes, and those the verification held back since. Only these can
-    /// be outside their tubes at the next look (the others were inside
-    /// then, and the verification's impulses keep a particle inside).
+    /// tubes. Only these can be outside their tubes at the next look, unless
+    /// the verification held particles back since (`held_back`): the
+    /// others were inside then, and the verification's impulses keep a
+    /// particle inside.
     recheck: Option<Vec<usize>>,
-    held_back: Vec<usize>,
+    held_back: bool,
     pub segs: Vec<Seg>,
     /// Contiguous runs of whole cables, of about equal length, swept side
     /// by side in groups (those of the lower half below `group_split`).

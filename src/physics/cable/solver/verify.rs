@@ -114,7 +114,7 @@ impl CableSystem {
                     if !self.frozen[i] && self.w[i] > 0.0 {
                         self.frozen[i] = true;
                         frozen_list.push(i);
-                        self.held_back.push(i);
+                        self.held_back = true;
                         self.stats.frozen += 1;
                     }
                     self.x[i] = self.prev[i];
