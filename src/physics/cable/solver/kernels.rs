@@ -49,7 +49,20 @@ pub(super) fn solve_body_contacts(
             continue;
         }
         let xs = x[i0 - x0] * f0 + x[i1 - x0] * f1;
-        let c = bc.n.dot(xs) - bc.offset - bc.radius;
+        let c = if w[i0] > 0.0 && w[i1] > 0.0 {
+            bc.n.dot(xs) - bc.offset - bc.radius
+        } else {
+            // One end pinned (the other moves: denom > 0): each end's own
+            // distance, the pinned end's depth taken as none. It is not the
+            // other particle's to undo: through a lever of 1/s near the pin,
+            // even a rounding error of it (1e-7 m) would throw the particle
+            // metres away.
+            let end = |i: usize, f: f32| {
+                let d = bc.n.dot(x[i - x0]) - bc.offset - bc.radius;
+                f * if w[i] == 0.0 { d.max(0.0) } else { d }
+            };
+            end(i0, f0) + end(i1, f1)
+        };
         if c >= 0.0 {
             continue;
         }
