@@ -8,6 +8,10 @@ use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// A nearest point this close to a segment's end (as a share of its
+/// length) holds that end: it gets no sphere contact of its own.
+const END_SHARE: f32 = 1.0e-3;
+
 /// Stores the value in the flag when dropped.
 struct SetOnDrop<'a>(&'a AtomicBool, bool);
 
@@ -235,6 +239,7 @@ impl World {
             };
             // The segment's points nearest the body.
             let out = -m.normal;
+            let mut at_end = [false; 2];
             for cp in m.points() {
                 let axis = cp.point_a + out * r;
                 let s = if *len > 1.0e-9 {
@@ -242,12 +247,15 @@ impl World {
                 } else {
                     0.5
                 };
+                at_end[0] |= s <= END_SHARE;
+                at_end[1] |= s >= 1.0 - END_SHARE;
                 push(contact(s, out, cp.point_b));
             }
             // Each end that can reach the body this step on its own (a
-            // segment swinging about its other end, say), as a sphere.
-            for (s, i) in [(0.0, p), (1.0, p + 1)] {
-                if sys.w[i] == 0.0 {
+            // segment swinging about its other end, say), as a sphere,
+            // unless a nearest point is already there.
+            for (k, (s, i)) in [(0.0, p), (1.0, p + 1)].into_iter().enumerate() {
+                if sys.w[i] == 0.0 || at_end[k] {
                     continue;
                 }
                 let ball = Shape::sphere(r);
