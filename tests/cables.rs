@@ -300,6 +300,160 @@ fn segments_driven_fast_into_a_box_stay_out_of_it_and_in_one_piece() {
     }
 }
 
+/// A small deterministic generator in [0, 1).
+fn lcg(seed: &mut u64) -> f32 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((*seed >> 40) as f32) / (1u64 << 24) as f32
+}
+
+/// Random scene `n`: a static floor (6 m square, top at y = 0), a static
+/// box of half size `hb` (0.2–0.6 m) on it at the origin, sometimes a
+/// dynamic box sliding in and a static sphere, and one to three cables in
+/// layers above them: 5 cm or longer segments, radius 0 to 5 cm, up to
+/// 30 m/s down and sideways, some restitution and damping, pinned at one
+/// end, both, the middle or not at all. Returns the world, the cables'
+/// ids and `hb`.
+fn random_scene(n: u64) -> (World, Vec<u64>, f32) {
+    let mut seed = n * 7919 + 1;
+    let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+    let mut add = |spec: BodySpec| w.add_body(&spec).unwrap();
+    add(BodySpec::new(ShapeSpec::Box {
+        half_extents: [3.0, 0.5, 3.0],
+    })
+    .kind(BodyKind::Static)
+    .position([0.0, -0.5, 0.0]));
+    let hb = 0.2 + 0.4 * lcg(&mut seed);
+    add(BodySpec::new(ShapeSpec::Box {
+        half_extents: [hb; 3],
+    })
+    .kind(BodyKind::Static)
+    .position([0.0, hb, 0.0]));
+    if lcg(&mut seed) < 0.5 {
+        let hd = 0.1 + 0.2 * lcg(&mut seed);
+        add(BodySpec::new(ShapeSpec::Box {
+            half_extents: [hd; 3],
+        })
+        .position([0.9, hd + 0.01, 0.2])
+        .linear_velocity([-3.0 * lcg(&mut seed), 0.0, 0.0]));
+    }
+    if lcg(&mut seed) < 0.3 {
+        add(BodySpec::new(ShapeSpec::Sphere { radius: 0.15 })
+            .kind(BodyKind::Static)
+            .position([-0.5, 0.6, -0.3]));
+    }
+    let mut ids = Vec::new();
+    for layer in 0..1 + (lcg(&mut seed) * 3.0) as usize {
+        let y = (2.0 * hb).max(0.8) + 0.08 + 0.15 * layer as f32 + 0.1 * lcg(&mut seed);
+        let mut end = || [lcg(&mut seed) * 1.6 - 0.8, y, lcg(&mut seed) * 1.6 - 0.8];
+        let (from, to) = (end(), end());
+        let len = ((to[0] - from[0]).powi(2) + (to[2] - from[2]).powi(2)).sqrt();
+        if len < 0.05 {
+            continue;
+        }
+        let segments = (1 + (lcg(&mut seed) * 12.0) as u32).min((len / 0.05) as u32);
+        let mut spec = CableSpec::new(from, to, segments);
+        spec.radius = [0.0, 0.005, 0.02, 0.05][(lcg(&mut seed) * 4.0) as usize % 4];
+        let speed = 30.0 * lcg(&mut seed);
+        spec.linear_velocity = [
+            speed * (lcg(&mut seed) - 0.5),
+            -speed * lcg(&mut seed),
+            speed * (lcg(&mut seed) - 0.5),
+        ];
+        spec.restitution = if lcg(&mut seed) < 0.3 {
+            lcg(&mut seed)
+        } else {
+            0.0
+        };
+        spec.damping = lcg(&mut seed);
+        let pins = lcg(&mut seed);
+        spec.pinned = if pins < 0.3 {
+            vec![0]
+        } else if pins < 0.45 {
+            vec![0, segments]
+        } else if pins < 0.55 {
+            vec![segments / 2]
+        } else {
+            vec![]
+        };
+        ids.push(w.add_cable(&spec).unwrap());
+    }
+    (w, ids, hb)
+}
+
+/// Random scenes (see [`random_scene`]), 2 s each: every position stays
+/// finite and within 100 m, and no segment stays more than 50% off its
+/// length for more than 5 steps in a row (a fast impact may stretch one
+/// for a step or two; a cable thrown metres away by a bad correction
+/// stays stretched, as the pinned rod of
+/// `segments_driven_fast_into_a_box_stay_out_of_it_and_in_one_piece` did).
+#[test]
+fn random_scenes_of_cables_pins_and_bodies_never_blow_up() {
+    for n in 0..300 {
+        let (mut w, ids, _) = random_scene(n);
+        let mut stretched: std::collections::HashMap<(u64, usize), u32> = Default::default();
+        for step in 0..120 {
+            w.step();
+            for &id in &ids {
+                let c = w.cable(id).unwrap();
+                assert!(
+                    c.x.iter().all(|p| p.is_finite() && p.length() < 100.0),
+                    "scene {n}: step {step}: cable {id} left the scene"
+                );
+                for (k, pair) in c.x.windows(2).enumerate() {
+                    let off = ((pair[1] - pair[0]).length() / c.rest - 1.0).abs();
+                    let run = stretched.entry((id, k)).or_default();
+                    *run = if off > 0.5 { *run + 1 } else { 0 };
+                    assert!(
+                        *run <= 5,
+                        "scene {n}: step {step}: cable {id} segment {k} is {:.0}% off its length",
+                        off * 100.0
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The same scenes: no point of a cable's centre line gets more than 1 cm
+/// inside the static boxes. KNOWN TO FAIL (76 of the 4,000 scenes, by
+/// 1.0–2.7 cm when first seen):
+/// body contacts are planes taken once a step at the segment's nearest
+/// points, so a segment crossing a box's edge during the step (fast, or a
+/// thread) cuts the corner. The acceptance test for cable–body continuous
+/// collision, which is not done.
+#[test]
+#[ignore = "known failure: cable centre lines cut box edges (cable-body CCD is not done)"]
+fn random_scenes_keep_cable_centre_lines_out_of_static_boxes() {
+    let mut failures = Vec::new();
+    for n in 0..4000 {
+        let (mut w, ids, hb) = random_scene(n);
+        'steps: for step in 0..120 {
+            w.step();
+            for &id in &ids {
+                for pair in w.cable(id).unwrap().x.windows(2) {
+                    for k in 0..=8 {
+                        let q = pair[0].lerp(pair[1], k as f32 / 8.0);
+                        let depth = |c: Vec3, h: Vec3| (h - (q - c).abs()).min_element();
+                        let inside = depth(Vec3::new(0.0, hb, 0.0), Vec3::splat(hb))
+                            .max(depth(Vec3::new(0.0, -0.5, 0.0), Vec3::new(3.0, 0.5, 3.0)));
+                        if inside > 0.01 {
+                            failures.push((n, step, id, inside));
+                            break 'steps;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} scenes: {failures:?}",
+        failures.len()
+    );
+}
+
 /// A cable pinned at both ends and hanging straight down between its pins
 /// is a chain whose constraints are singular along its line (its interior
 /// can move along it without changing the total length): with the stiffest
