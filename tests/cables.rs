@@ -1,6 +1,6 @@
 //! Cables: length, pins, energy, no crossing, draping.
 
-use arbiter::physics::cable::CableSpec;
+use arbiter::physics::cable::{CableSpec, MIN_THICKNESS};
 use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, Vec3, World, WorldSettings};
 
 fn world(gravity: Vec3) -> World {
@@ -311,7 +311,8 @@ fn lcg(seed: &mut u64) -> f32 {
 /// Random scene `n`: a static floor (6 m square, top at y = 0), a static
 /// box of half size `hb` (0.2–0.6 m) on it at the origin, sometimes a
 /// dynamic box sliding in and a static sphere, and one to three cables in
-/// layers above them: 5 cm or longer segments, radius 0 to 5 cm, up to
+/// layers above them (in 30% of the scenes the first lies on the box's top
+/// face, touching it): 5 cm or longer segments, radius 0 to 5 cm, up to
 /// 30 m/s down and sideways, some restitution and damping, pinned at one
 /// end, both, the middle or not at all. Returns the world, the cables'
 /// ids and `hb`.
@@ -344,9 +345,20 @@ fn random_scene(n: u64) -> (World, Vec<u64>, f32) {
             .position([-0.5, 0.6, -0.3]));
     }
     let mut ids = Vec::new();
+    // Sometimes the first cable lies on the box's top face, touching it.
+    let on_top = lcg(&mut seed) < 0.3;
     for layer in 0..1 + (lcg(&mut seed) * 3.0) as usize {
-        let y = (2.0 * hb).max(0.8) + 0.08 + 0.15 * layer as f32 + 0.1 * lcg(&mut seed);
-        let mut end = || [lcg(&mut seed) * 1.6 - 0.8, y, lcg(&mut seed) * 1.6 - 0.8];
+        let radius: f32 = [0.0, 0.005, 0.02, 0.05][(lcg(&mut seed) * 4.0) as usize % 4];
+        let y = if on_top && layer == 0 {
+            2.0 * hb + radius.max(MIN_THICKNESS as f32)
+        } else {
+            (2.0 * hb).max(0.8) + 0.08 + 0.15 * layer as f32 + 0.1 * lcg(&mut seed)
+        };
+        let reach = if on_top && layer == 0 { hb } else { 0.8 };
+        let mut end = || {
+            let mut c = || (lcg(&mut seed) * 2.0 - 1.0) * reach;
+            [c(), y, c()]
+        };
         let (from, to) = (end(), end());
         let len = ((to[0] - from[0]).powi(2) + (to[2] - from[2]).powi(2)).sqrt();
         if len < 0.05 {
@@ -354,7 +366,7 @@ fn random_scene(n: u64) -> (World, Vec<u64>, f32) {
         }
         let segments = (1 + (lcg(&mut seed) * 12.0) as u32).min((len / 0.05) as u32);
         let mut spec = CableSpec::new(from, to, segments);
-        spec.radius = [0.0, 0.005, 0.02, 0.05][(lcg(&mut seed) * 4.0) as usize % 4];
+        spec.radius = radius;
         let speed = 30.0 * lcg(&mut seed);
         spec.linear_velocity = [
             speed * (lcg(&mut seed) - 0.5),
@@ -383,11 +395,11 @@ fn random_scene(n: u64) -> (World, Vec<u64>, f32) {
 }
 
 /// Random scenes (see [`random_scene`]), 2 s each: every position stays
-/// finite and within 100 m, and no segment stays more than 50% off its
-/// length for more than 5 steps in a row (a fast impact may stretch one
-/// for a step or two; a cable thrown metres away by a bad correction
-/// stays stretched, as the pinned rod of
-/// `segments_driven_fast_into_a_box_stay_out_of_it_and_in_one_piece` did).
+/// finite and within 100 m, no particle reaches 100 m/s (they start at 30
+/// at most), and no segment stays more than 50% off its length for more
+/// than 5 steps in a row (a fast impact may stretch one for a step or
+/// two). With the pinned-end lever of body contacts put back, scene 17
+/// fails: a particle at 112 m/s.
 #[test]
 fn random_scenes_of_cables_pins_and_bodies_never_blow_up() {
     for n in 0..300 {
@@ -400,6 +412,11 @@ fn random_scenes_of_cables_pins_and_bodies_never_blow_up() {
                 assert!(
                     c.x.iter().all(|p| p.is_finite() && p.length() < 100.0),
                     "scene {n}: step {step}: cable {id} left the scene"
+                );
+                let fastest = c.v.iter().map(|v| v.length()).fold(0.0, f32::max);
+                assert!(
+                    fastest < 100.0,
+                    "scene {n}: step {step}: cable {id} has a particle at {fastest} m/s"
                 );
                 for (k, pair) in c.x.windows(2).enumerate() {
                     let off = ((pair[1] - pair[0]).length() / c.rest - 1.0).abs();
@@ -417,8 +434,8 @@ fn random_scenes_of_cables_pins_and_bodies_never_blow_up() {
 }
 
 /// The same scenes: no point of a cable's centre line gets more than 1 cm
-/// inside the static boxes. KNOWN TO FAIL (76 of the 4,000 scenes, by
-/// 1.0–2.7 cm when first seen):
+/// inside the static boxes. KNOWN TO FAIL (50 of the 4,000 scenes, by
+/// 1.0–3.9 cm when first seen):
 /// body contacts are planes taken once a step at the segment's nearest
 /// points, so a segment crossing a box's edge during the step (fast, or a
 /// thread) cuts the corner. The acceptance test for cable–body continuous

@@ -51,7 +51,7 @@
 //!    own, the pin's taken as none (near the pin, the free particle would
 //!    undo it through a lever of 1/s). **Not continuous:** these planes are
 //!    taken once a step, so a segment that crosses a box's edge within the
-//!    step can cut its corner (1–3 cm for fast cables and threads in random
+//!    step can cut its corner (1–4 cm for fast cables and threads in random
 //!    scenes; `random_scenes_keep_cable_centre_lines_out_of_static_boxes`,
 //!    ignored, is the acceptance test for cable–body CCD).
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
