@@ -433,18 +433,20 @@ fn random_scenes_of_cables_pins_and_bodies_never_blow_up() {
     }
 }
 
-/// The same scenes: no point of a cable's centre line gets more than 1 cm
-/// inside the static boxes. KNOWN TO FAIL (50 of the 4,000 scenes, by
-/// 1.0–3.9 cm when first seen):
-/// body contacts are planes taken once a step at the segment's nearest
-/// points, so a segment crossing a box's edge during the step (fast, or a
-/// thread) cuts the corner. The acceptance test for cable–body continuous
-/// collision, which is not done.
+/// The same scenes, 1,000 of them: no point of a cable's centre line gets
+/// more than 1 mm (a thread's collision thickness) inside the static boxes.
+/// Body contacts are planes taken once a step, so a segment crossing a
+/// box's edge within the step could cut its corner: without the check that
+/// holds such segments back, 50 of 4,000 scenes did, by 1.0–3.9 cm (with
+/// it, the deepest of the 4,000 is a thread resting on the floor's edge,
+/// 0.2 mm in).
 #[test]
-#[ignore = "known failure: cable centre lines cut box edges (cable-body CCD is not done)"]
 fn random_scenes_keep_cable_centre_lines_out_of_static_boxes() {
     let mut failures = Vec::new();
-    for n in 0..4000 {
+    for n in 0..1000 {
+        if std::env::var("ONE").is_ok_and(|v| v != n.to_string()) {
+            continue;
+        } //P
         let (mut w, ids, hb) = random_scene(n);
         'steps: for step in 0..120 {
             w.step();
@@ -455,7 +457,10 @@ fn random_scenes_keep_cable_centre_lines_out_of_static_boxes() {
                         let depth = |c: Vec3, h: Vec3| (h - (q - c).abs()).min_element();
                         let inside = depth(Vec3::new(0.0, hb, 0.0), Vec3::splat(hb))
                             .max(depth(Vec3::new(0.0, -0.5, 0.0), Vec3::new(3.0, 0.5, 3.0)));
-                        if inside > 0.01 {
+                        if inside > 0.0 {
+                            eprintln!("n {n} step {step} id {id} q {q} inside {inside} seg {} {} spec {:?}", pair[0], pair[1], w.cable(id).unwrap().spec.pinned);
+                        } //P
+                        if inside > 0.001 {
                             failures.push((n, step, id, inside));
                             break 'steps;
                         }

@@ -73,6 +73,9 @@ pub struct CableStats {
     pub subdivisions: u64,
     /// Particles held at their substep start by the fail-safe.
     pub frozen: u64,
+    /// Particles held where the substep began because their segment cut
+    /// into a static body.
+    pub held_back: u64,
     /// Full pair rebuilds inside a step (many particles outran their reach).
     pub rebuilds: u64,
     /// Particles that outran their reach and had it extended (with a local
@@ -289,7 +292,7 @@ pub(crate) struct CableSystem {
     pub x: Vec<Vec3>,
     pub v: Vec<Vec3>,
     pub w: Vec<f32>,
-    prev: Vec<Vec3>,
+    pub(crate) prev: Vec<Vec3>,
     v_start: Vec<Vec3>,
     /// Where the pairs were built, and how far each particle may go from
     /// there this step (the farthest point of its tube).

@@ -97,6 +97,19 @@ impl World {
             let mut first = 0;
             loop {
                 sys.verify(h, first);
+                // A segment whose centre line cut into a static body: its
+                // particles are held where the substep began (the body
+                // contacts are planes of the step's start; a segment
+                // crossing an edge may cut its corner), until none does.
+                loop {
+                    let clock = std::time::Instant::now();
+                    let cutting = self.cable_body_cuts(&sys);
+                    sys.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+                    if cutting.is_empty() {
+                        break;
+                    }
+                    sys.hold_back(&cutting, h);
+                }
                 // A particle outside its tube (pushed by the solve, or held
                 // back by the verification): a new tube, and the pairs and
                 // body contacts it brings, verified for this substep too.
@@ -188,6 +201,42 @@ impl World {
         sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// The particles of the segments whose centre line now meets a static
+    /// body it has a contact with, and did not at the substep's start (one
+    /// that started inside cannot be helped by holding it back), ascending.
+    fn cable_body_cuts(&self, sys: &CableSystem) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut last = None;
+        for c in &sys.body_contacts {
+            if last == Some((c.seg, c.body)) || c.dynamic {
+                continue;
+            }
+            last = Some((c.seg, c.body));
+            let p = sys.segs[c.seg as usize].p as usize;
+            let (a, b) = (sys.x[p], sys.x[p + 1]);
+            // The contact's plane supports the body: both ends on its far
+            // side keep the segment out (the common case, resting on a face).
+            if c.n.dot(a) >= c.offset && c.n.dot(b) >= c.offset {
+                continue;
+            }
+            let Some(body) = self.bodies.by_index(c.body).filter(|b| b.is_static()) else {
+                continue;
+            };
+            let meets = |a: Vec3, b: Vec3| {
+                let d = b - a;
+                let len = d.length();
+                let dir = if len > 0.0 { d / len } else { Vec3::X };
+                collision::ray_cast(&body.shape, &body.pose, a, dir, len).is_some()
+            };
+            if meets(a, b) && !meets(sys.prev[p], sys.prev[p + 1]) {
+                out.extend([p, p + 1]);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The body contacts of segment `seg` (see [`Self::cable_body_contacts`]).

@@ -61,6 +61,39 @@ impl CableSystem {
         }
         self.end_only.resize(self.pairs.len(), false);
         let mut frozen_list: Vec<usize> = Vec::new();
+        self.drain(h, &mut frozen_list);
+        for i in frozen_list {
+            self.frozen[i] = false;
+        }
+        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Holds `particles` where the substep began (a state already proven;
+    /// the caller found them cutting into a body) and verifies the pairs
+    /// around them again, as the fail-safe of [`Self::verify`] does.
+    pub(crate) fn hold_back(&mut self, particles: &[usize], h: f32) {
+        let clock = std::time::Instant::now();
+        let mut frozen_list: Vec<usize> = Vec::new();
+        for &i in particles {
+            if !self.frozen[i] && self.w[i] > 0.0 {
+                self.frozen[i] = true;
+                frozen_list.push(i);
+                self.held_back = true;
+                self.stats.held_back += 1;
+            }
+            self.x[i] = self.prev[i];
+            self.enqueue_around(i);
+        }
+        self.drain(h, &mut frozen_list);
+        for i in frozen_list {
+            self.frozen[i] = false;
+        }
+        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Verifies the queued pairs (see [`Self::verify`]); the particles it
+    /// freezes go to `frozen_list`.
+    fn drain(&mut self, h: f32, frozen_list: &mut Vec<usize>) {
         while let Some(k) = self.queue.pop() {
             let k = k as usize;
             self.queued[k] = false;
@@ -128,10 +161,6 @@ impl CableSystem {
                 self.queue.push(k as u32);
             }
         }
-        for i in frozen_list {
-            self.frozen[i] = false;
-        }
-        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
     }
 
     /// Brute force, for tests: every pair of non-neighbouring segments,
