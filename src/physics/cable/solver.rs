@@ -237,6 +237,9 @@ pub(crate) struct BodyContact {
     /// Out of the body, towards the cable.
     pub n: Vec3,
     pub offset: f32,
+    /// The body's support along `n` (`≥ offset`): both ends of the segment
+    /// beyond it, the segment misses the body.
+    pub support: f32,
     pub radius: f32,
     pub mu: f32,
     pub e: f32,
@@ -267,6 +270,7 @@ impl BodyContact {
             s,
             n,
             offset: n.dot(point),
+            support: n.dot(point),
             radius,
             mu,
             e,
@@ -320,6 +324,8 @@ pub(crate) struct CableSystem {
     /// particle inside.
     recheck: Option<Vec<usize>>,
     held_back: bool,
+    /// Particles [`Self::hold_back`] holds (frozen) until the substep ends.
+    held: Vec<usize>,
     pub segs: Vec<Seg>,
     /// Contiguous runs of whole cables, of about equal length, swept side
     /// by side in groups (those of the lower half below `group_split`).
@@ -804,6 +810,9 @@ impl CableSystem {
             || finish(x_hi, v_hi, split, g_hi, s_hi),
         );
         self.apply_restitution();
+        for i in self.held.drain(..) {
+            self.frozen[i] = false;
+        }
         let pushed = self.selected.iter().flatten().flat_map(|c| &c.lambda);
         self.stats.contacts += pushed.filter(|&&l| l > 0.0).count() as u64;
         self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
@@ -876,7 +885,8 @@ impl CableSystem {
             self.v[i0] += bc.n * (dv * a0 / denom);
             self.v[i1] += bc.n * (dv * a1 / denom);
             if bc.dynamic {
-                self.body_contacts[k].impulse -= bc.n * (dv / denom);
+                let share = kernels::moving_share(&self.w, [(i0, f0), (i1, f1)]);
+                self.body_contacts[k].impulse -= bc.n * (dv * share / denom);
             }
         }
     }

@@ -216,9 +216,9 @@ impl World {
             last = Some((c.seg, c.body));
             let p = sys.segs[c.seg as usize].p as usize;
             let (a, b) = (sys.x[p], sys.x[p + 1]);
-            // The contact's plane supports the body: both ends on its far
-            // side keep the segment out (the common case, resting on a face).
-            if c.n.dot(a) >= c.offset && c.n.dot(b) >= c.offset {
+            // Both ends beyond the body's support plane along the contact's
+            // normal keep the segment out (the common case, resting on a face).
+            if c.n.dot(a) >= c.support && c.n.dot(b) >= c.support {
                 continue;
             }
             let Some(body) = self.bodies.by_index(c.body).filter(|b| b.is_static()) else {
@@ -284,7 +284,13 @@ impl World {
                 sys.restitution(seg).max(b.restitution),
             );
             let contact = |s: f32, n: Vec3, q: Vec3| {
-                BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic())
+                let mut c = BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic());
+                // A clipped manifold's plane may tilt below the body's
+                // support (a face taken for a nearly parallel edge).
+                if !b.shape.is_plane() {
+                    c.support = c.support.max(n.dot(b.shape.support_world(&b.pose, n)));
+                }
+                c
             };
             // The segment's points nearest the body.
             let out = -m.normal;

@@ -69,21 +69,24 @@ impl CableSystem {
     }
 
     /// Holds `particles` where the substep began (a state already proven;
-    /// the caller found them cutting into a body) and verifies the pairs
-    /// around them again, as the fail-safe of [`Self::verify`] does.
+    /// the caller found them cutting into a body) for the rest of the
+    /// substep, and verifies the pairs around them again, as the fail-safe
+    /// of [`Self::verify`] does. A held particle stays frozen (nothing moves
+    /// it again) until [`Self::finish_substep`], so each call holds new
+    /// particles and the caller's loop ends.
     pub(crate) fn hold_back(&mut self, particles: &[usize], h: f32) {
         let clock = std::time::Instant::now();
-        let mut frozen_list: Vec<usize> = Vec::new();
         for &i in particles {
             if !self.frozen[i] && self.w[i] > 0.0 {
                 self.frozen[i] = true;
-                frozen_list.push(i);
+                self.held.push(i);
                 self.held_back = true;
                 self.stats.held_back += 1;
             }
             self.x[i] = self.prev[i];
             self.enqueue_around(i);
         }
+        let mut frozen_list: Vec<usize> = Vec::new();
         self.drain(h, &mut frozen_list);
         for i in frozen_list {
             self.frozen[i] = false;
