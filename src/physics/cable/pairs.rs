@@ -378,7 +378,7 @@ impl Grid {
         resize_unset(&mut self.sorted, total);
         let hashed = matches!(table, Table::Hashed { .. });
         if hashed {
-            resize_unset(&mut self.cells, total);
+            self.cells.resize(total, [0; 3]);
         }
         let at = self.counts[mid] as usize;
         let (s0, s1) = self.sorted.split_at_mut(at);

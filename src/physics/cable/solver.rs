@@ -319,11 +319,11 @@ pub(crate) struct CableSystem {
     grown_grid: Grid,
     /// After an extension within a substep: the particles it gave new
     /// tubes. Only these can be outside their tubes at the next look, unless
-    /// the verification held particles back since (`held_back`): the
-    /// others were inside then, and the verification's impulses keep a
-    /// particle inside.
+    /// particles were held where the substep began since
+    /// (`held_since_look`): the others were inside then, and the
+    /// verification's impulses keep a particle inside.
     recheck: Option<Vec<usize>>,
-    held_back: bool,
+    held_since_look: bool,
     /// Particles [`Self::hold_back`] holds (frozen) until the substep ends.
     held: Vec<usize>,
     pub segs: Vec<Seg>,

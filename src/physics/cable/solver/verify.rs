@@ -77,13 +77,10 @@ impl CableSystem {
     pub(crate) fn hold_back(&mut self, particles: &[usize], h: f32) {
         let clock = std::time::Instant::now();
         for &i in particles {
-            if !self.frozen[i] && self.w[i] > 0.0 {
-                self.frozen[i] = true;
+            if self.hold(i) {
                 self.held.push(i);
-                self.held_back = true;
                 self.stats.held_back += 1;
             }
-            self.x[i] = self.prev[i];
             self.enqueue_around(i);
         }
         let mut frozen_list: Vec<usize> = Vec::new();
@@ -92,6 +89,18 @@ impl CableSystem {
             self.frozen[i] = false;
         }
         self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Puts particle `i` back where the substep began and freezes it (it
+    /// counts as pinned from then on); true when that froze it.
+    fn hold(&mut self, i: usize) -> bool {
+        self.x[i] = self.prev[i];
+        if self.frozen[i] || self.w[i] == 0.0 {
+            return false;
+        }
+        self.frozen[i] = true;
+        self.held_since_look = true;
+        true
     }
 
     /// Verifies the queued pairs (see [`Self::verify`]); the particles it
@@ -147,13 +156,10 @@ impl CableSystem {
                 self.stats.impacts += 1;
             } else {
                 for &(i, _, _) in &pts {
-                    if !self.frozen[i] && self.w[i] > 0.0 {
-                        self.frozen[i] = true;
+                    if self.hold(i) {
                         frozen_list.push(i);
-                        self.held_back = true;
                         self.stats.frozen += 1;
                     }
-                    self.x[i] = self.prev[i];
                 }
             }
             for &(i, _, _) in &pts {
