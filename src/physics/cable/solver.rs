@@ -74,7 +74,7 @@ pub struct CableStats {
     /// Particles held at their substep start by the fail-safe.
     pub frozen: u64,
     /// Particles held where the substep began because their segment cut
-    /// into a static body.
+    /// into a body.
     pub held_back: u64,
     /// Full pair rebuilds inside a step (many particles outran their reach).
     pub rebuilds: u64,
@@ -344,8 +344,9 @@ pub(crate) struct CableSystem {
     /// Pairs of each segment.
     pair_index: PairIndex,
     pub body_contacts: Vec<BodyContact>,
-    /// Body contacts replaced during the step (a full rebuild), kept for
-    /// the impulses they gave: `(body, impulse, point)`.
+    /// Impulses on bodies besides the body contacts': those of contacts
+    /// replaced during the step (a full rebuild), and the momentum of
+    /// particles held back from a dynamic body: `(body, impulse, point)`.
     pub retired: Vec<(u32, Vec3, Vec3)>,
     frozen: Vec<bool>,
     responses: Vec<u8>,

@@ -97,7 +97,7 @@ impl World {
             let mut first = 0;
             loop {
                 sys.verify(h, first);
-                // A segment whose centre line cut into a static body: its
+                // A segment whose centre line cut into a body: its
                 // particles are held where the substep began (the body
                 // contacts are planes of the step's start; a segment
                 // crossing an edge may cut its corner), until none does.
@@ -203,14 +203,17 @@ impl World {
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// The particles of the segments whose centre line now meets a static
-    /// body it has a contact with, and did not at the substep's start (one
-    /// that started inside cannot be helped by holding it back), ascending.
-    fn cable_body_cuts(&self, sys: &CableSystem) -> Vec<usize> {
+    /// The particles of the segments whose centre line now meets a body it
+    /// has a contact with, and did not at the substep's start (one that
+    /// started inside cannot be helped by holding it back), ascending, each
+    /// with the body when it is dynamic (it gets the momentum the particle
+    /// loses). Bodies stand still through the cable stage (they were
+    /// stepped before it), so the same test serves moving ones.
+    fn cable_body_cuts(&self, sys: &CableSystem) -> Vec<(usize, Option<u32>)> {
         let mut out = Vec::new();
         let mut last = None;
         for c in &sys.body_contacts {
-            if last == Some((c.seg, c.body)) || c.dynamic {
+            if last == Some((c.seg, c.body)) {
                 continue;
             }
             last = Some((c.seg, c.body));
@@ -221,7 +224,7 @@ impl World {
             if c.n.dot(a) >= c.support && c.n.dot(b) >= c.support {
                 continue;
             }
-            let Some(body) = self.bodies.by_index(c.body).filter(|b| b.is_static()) else {
+            let Some(body) = self.bodies.by_index(c.body) else {
                 continue;
             };
             let meets = |a: Vec3, b: Vec3| {
@@ -231,11 +234,14 @@ impl World {
                 collision::ray_cast(&body.shape, &body.pose, a, dir, len).is_some()
             };
             if meets(a, b) && !meets(sys.prev[p], sys.prev[p + 1]) {
-                out.extend([p, p + 1]);
+                let dynamic = body.is_dynamic().then_some(c.body);
+                out.extend([(p, dynamic), (p + 1, dynamic)]);
             }
         }
-        out.sort_unstable();
-        out.dedup();
+        // One entry per particle (the first body it cuts into takes its
+        // momentum).
+        out.sort_by_key(|&(i, _)| i);
+        out.dedup_by_key(|&mut (i, _)| i);
         out
     }
 

@@ -74,9 +74,17 @@ impl CableSystem {
     /// of [`Self::verify`] does. A held particle stays frozen (nothing moves
     /// it again) until [`Self::finish_substep`], so each call holds new
     /// particles and the caller's loop ends.
-    pub(crate) fn hold_back(&mut self, particles: &[usize], h: f32) {
+    ///
+    /// A particle cutting into a dynamic body (`Some(body)`) gives it the
+    /// momentum it loses by being held, `m·(x − prev)/h` at the point where
+    /// it is held, so that holding back conserves momentum.
+    pub(crate) fn hold_back(&mut self, particles: &[(usize, Option<u32>)], h: f32) {
         let clock = std::time::Instant::now();
-        for &i in particles {
+        for &(i, body) in particles {
+            if let Some(body) = body.filter(|_| !self.frozen[i] && self.w[i] > 0.0) {
+                let lost = (self.x[i] - self.prev[i]) / (self.w[i] * h);
+                self.retired.push((body, lost, self.prev[i]));
+            }
             if self.hold(i) {
                 self.held.push(i);
                 self.stats.held_back += 1;
