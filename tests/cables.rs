@@ -1,7 +1,9 @@
 //! Cables: length, pins, energy, no crossing, draping.
 
 use arbiter::physics::cable::{CableSpec, MIN_THICKNESS};
-use arbiter::physics::{BodyKind, BodySpec, Pose, Scene, ShapeSpec, Vec3, World, WorldSettings};
+use arbiter::physics::{
+    BodyKind, BodySpec, Pose, Quat, Scene, ShapeSpec, Vec3, World, WorldSettings,
+};
 
 fn world(gravity: Vec3) -> World {
     World::new(WorldSettings {
@@ -923,4 +925,53 @@ fn cables_thrown_across_a_free_box_edge_stay_out_and_keep_momentum() {
     );
     // The throws do reach the case: particles were held back.
     assert!(held > 100, "only {held} particles held back");
+}
+
+/// Cables and threads thrown down at 5–50 m/s onto static plates 4 mm to
+/// 6 cm thick, tilted up to ±34°: no particle ever gets through (below the
+/// plate, inside its outline). A substep's motion is up to 21 cm, far more
+/// than the plates' thickness; the body contacts' speculative reach (as far
+/// as the segment can move in the step) stops them. With that reach set to
+/// zero, 387 of the 400 throws passed through.
+#[test]
+fn cables_thrown_at_thin_plates_never_pass_through() {
+    let mut seed = 11u64;
+    let mut passed = Vec::new();
+    for n in 0..400 {
+        let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+        let half = [0.002f32, 0.005, 0.01, 0.03][n % 4];
+        let tilt = Quat::from_rotation_z((lcg(&mut seed) - 0.5) * 1.2);
+        w.add_body(
+            &BodySpec::new(ShapeSpec::Box {
+                half_extents: [1.0, half, 1.0],
+            })
+            .kind(BodyKind::Static)
+            .rotation(tilt),
+        )
+        .unwrap();
+        let y = 0.3 + 0.5 * lcg(&mut seed);
+        let mut end = || {
+            let x = (lcg(&mut seed) - 0.5) * 1.2;
+            [x, y + 0.2 * lcg(&mut seed), (lcg(&mut seed) - 0.5) * 1.2]
+        };
+        let (from, to) = (end(), end());
+        let mut spec = CableSpec::new(from, to, 1 + (lcg(&mut seed) * 10.0) as u32);
+        spec.radius = [0.0, 0.005, 0.02][(lcg(&mut seed) * 3.0) as usize % 3];
+        let speed = 5.0 + 45.0 * lcg(&mut seed);
+        let mut side = || speed * (lcg(&mut seed) - 0.5) * 0.5;
+        spec.linear_velocity = [side(), -speed, side()];
+        let id = w.add_cable(&spec).unwrap();
+        let plate = Pose::new(Vec3::ZERO, tilt);
+        'steps: for step in 0..40 {
+            w.step();
+            for (k, q) in w.cable(id).unwrap().x.iter().enumerate() {
+                let l = plate.inverse_transform_point(*q);
+                if l.y < -half - 0.001 && l.x.abs() < 0.9 && l.z.abs() < 0.9 {
+                    passed.push((n, step, k, -half - l.y));
+                    break 'steps;
+                }
+            }
+        }
+    }
+    assert!(passed.is_empty(), "{} throws: {passed:?}", passed.len());
 }

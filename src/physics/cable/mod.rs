@@ -60,8 +60,9 @@
 //!    through the cable stage (they were stepped before it), so this
 //!    serves moving bodies too; a dynamic body gets the momentum the held
 //!    particles lose, `m·(x − prev)/h` each. This is checked at the
-//!    substeps' ends: a body thinner than a substep's motion could still
-//!    be passed through.
+//!    substeps' ends, not a sweep: a body thinner than a substep's motion
+//!    is kept from being passed through by the contacts' speculative reach
+//!    (as far as the segment can move in the step).
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction
