@@ -56,13 +56,25 @@
 //!    (step 4), a segment whose centre line now meets a body it has a
 //!    contact with (a ray cast along it, after a plane test that settles
 //!    the common case) has both particles held where the substep began,
-//!    and the pairs around them are verified again. Bodies stand still
-//!    through the cable stage (they were stepped before it), so this
-//!    serves moving bodies too; a dynamic body gets the momentum the held
-//!    particles lose, `m·(x − prev)/h` each. This is checked at the
+//!    and the pairs around them are verified again. This is checked at the
 //!    substeps' ends, not a sweep: a body thinner than a substep's motion
 //!    is kept from being passed through by the contacts' speculative reach
 //!    (as far as the segment can move in the step).
+//!
+//!    Bodies are stepped before the cables. A body that moved in the step
+//!    moves again through the cable stage, linearly from its start pose to
+//!    its end pose: its contacts are taken at its pose when the segments'
+//!    base positions were (reaching as far as both can move), each carries
+//!    its body point's displacement over the step, and each substep's
+//!    plane is where that point is at the substep's end (friction and
+//!    restitution act relative to it). A ball thrown at a rope thus pushes
+//!    the rope ahead of it, rather than finding the rope deep inside itself
+//!    and pushing it out of the far side. A segment held back from a moving
+//!    body is held where it was relative to the body, and a dynamic body
+//!    gets the momentum the held particles lose, `m·(x − x_held)/h` each.
+//!    The coupling stays staggered: bodies get the cables' impulses after
+//!    the stage, so a heavy, fast body feels a taut rope's pull a step
+//!    late and stretches it further than it should.
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction

@@ -229,7 +229,10 @@ impl Contacts {
 
 /// A point of a segment against a rigid body: keep `n·x(s) − offset ≥
 /// radius`, where `x(s)` is the point at `s` along the segment's axis and
-/// `offset = n·q` for the body's surface point `q`.
+/// `offset = n·q` for the body's surface point `q`. A body that moved in
+/// the step moves through the cable stage too, from its start pose to its
+/// end pose: its point `q` by `motion` over the step, so each substep's
+/// plane is `offset0 + n·motion·t/dt` at the substep's end `t`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BodyContact {
     pub seg: u32,
@@ -237,8 +240,16 @@ pub(crate) struct BodyContact {
     /// Out of the body, towards the cable.
     pub n: Vec3,
     pub offset: f32,
-    /// The body's support along `n` (`≥ offset`): both ends of the segment
-    /// beyond it, the segment misses the body.
+    /// The plane's offset at the step's start, and how far the body's
+    /// point moves over the step (zero for a body that stands still).
+    pub offset0: f32,
+    pub motion: Vec3,
+    /// The body's point's move over the current substep (friction acts on
+    /// the sliding relative to it).
+    pub slide: Vec3,
+    /// The body's support along `n` (`≥ offset`) at its end pose: both ends
+    /// of the segment beyond it, the segment misses the body (unused for a
+    /// moving body).
     pub support: f32,
     pub radius: f32,
     pub mu: f32,
@@ -270,6 +281,9 @@ impl BodyContact {
             s,
             n,
             offset: n.dot(point),
+            offset0: n.dot(point),
+            motion: Vec3::ZERO,
+            slide: Vec3::ZERO,
             support: n.dot(point),
             radius,
             mu,
@@ -280,6 +294,17 @@ impl BodyContact {
             point,
             lambda: 0.0,
         }
+    }
+
+    /// The contact of a body that moves by `motion` over the step (its
+    /// point's displacement), taken at `at` (a fraction of the step) where
+    /// its surface point was `n·q = offset`; the impulse goes to `end`,
+    /// the point at the body's end pose.
+    pub(crate) fn moving(mut self, motion: Vec3, at: f32, end: Vec3) -> Self {
+        self.motion = motion;
+        self.offset0 = self.offset - self.n.dot(motion) * at;
+        self.point = end;
+        self
     }
 
     /// The two particles with their weights (1 − s, s).
@@ -312,6 +337,8 @@ pub(crate) struct CableSystem {
     /// current substep.
     step: f32,
     time: f32,
+    /// When `center` was taken, as a fraction of the step.
+    built_at: f32,
     /// Segments whose box changed since the grid was built.
     grown: Vec<bool>,
     grown_list: Vec<u32>,
@@ -609,6 +636,17 @@ impl CableSystem {
         self.body_split = 0;
     }
 
+    /// Where the current substep ends and begins, as fractions of the step.
+    pub(crate) fn substep_span(&self, h: f32) -> (f32, f32) {
+        (self.time / self.step, (self.time - h).max(0.0) / self.step)
+    }
+
+    /// When the tubes' base positions (`center`) were taken, as a fraction
+    /// of the step.
+    pub(crate) fn built_at(&self) -> f32 {
+        self.built_at
+    }
+
     /// Pairs in the list (pairs added later have higher indices).
     pub(crate) fn pair_count(&self) -> usize {
         self.pairs.len()
@@ -628,6 +666,14 @@ impl CableSystem {
         let clock = std::time::Instant::now();
         let par = self.x.len() >= PARALLEL_FROM;
         self.time += h;
+        // Moving bodies: their planes where the substep ends.
+        let (f, df) = (self.time / self.step, h / self.step);
+        for c in &mut self.body_contacts {
+            if c.motion != Vec3::ZERO {
+                c.offset = c.offset0 + c.n.dot(c.motion) * f;
+                c.slide = c.motion * df;
+            }
+        }
         {
             let half = self.x.len() / 2;
             let w = &self.w;
@@ -872,11 +918,13 @@ impl CableSystem {
                 continue;
             }
             let [(i0, f0), (i1, f1)] = bc.weights(&self.segs);
-            let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1);
+            // Normal speeds relative to the body.
+            let vb = bc.n.dot(bc.motion) / self.step;
+            let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1) - vb;
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;
             }
-            let vn = bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1);
+            let vn = bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb;
             let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
             let denom = f0 * a0 + f1 * a1;
             let dv = -bc.e * vn0 - vn;

@@ -21,6 +21,28 @@ impl Drop for SetOnDrop<'_> {
     }
 }
 
+/// How a body moved in the step, before the cable stage: the cable stage
+/// moves it again, from `start` to its end pose, linearly (position and
+/// rotation), so that cables meet it where it passes rather than where it
+/// ends (a body moving more than half its thickness in a step would
+/// otherwise find a cable deep inside it and push it out the far side).
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    start: Pose,
+    /// How far any point of the body moves in the step (at most).
+    reach: f32,
+}
+
+impl Move {
+    /// The body's pose at fraction `f` of the step (`end`: its end pose).
+    fn pose_at(&self, end: &Pose, f: f32) -> Pose {
+        Pose::new(
+            self.start.position.lerp(end.position, f),
+            self.start.rotation.slerp(end.rotation, f),
+        )
+    }
+}
+
 impl World {
     /// Stage 7: every cable as one particle system (see `cable/mod.rs`):
     /// pairs and body contacts found once per step, then XPBD substeps that
@@ -83,6 +105,31 @@ impl World {
         }
     }
 
+    /// How each body (by slot) moved in this step, `None` for one that
+    /// stood still.
+    fn body_moves(&self) -> Vec<Option<Move>> {
+        let mut out = vec![None; self.bodies.capacity()];
+        for (h, b) in self.bodies.iter() {
+            let si = self
+                .solver_index
+                .get(h.index as usize)
+                .copied()
+                .unwrap_or(0) as usize;
+            if si == 0 || b.shape.is_plane() {
+                continue;
+            }
+            let (com0, q0) = self.start_state[si];
+            let start = Pose::new(com0 - q0 * b.local_center, q0);
+            if start.position == b.pose.position && start.rotation == b.pose.rotation {
+                continue;
+            }
+            let turn = 2.0 * q0.dot(b.pose.rotation).abs().min(1.0).acos();
+            let reach = (b.pose.position - start.position).length() + turn * b.bounding_radius;
+            out[h.index as usize] = Some(Move { start, reach });
+        }
+        out
+    }
+
     fn cable_stage(&mut self, dt: f32) {
         let mut sys = std::mem::take(&mut self.cable_system);
         let n = self.settings.cable_substeps.max(1);
@@ -90,7 +137,8 @@ impl World {
         let g = self.settings.gravity;
         sys.load(&self.cables);
         sys.begin(dt, h, g);
-        self.cable_body_contacts(&mut sys, None);
+        let moves = self.body_moves();
+        self.cable_body_contacts(&mut sys, None, &moves);
         sys.balance();
         for _ in 0..n {
             sys.solve_substep(h, g, self.settings.cable_iterations);
@@ -103,7 +151,7 @@ impl World {
                 // crossing an edge may cut its corner), until none does.
                 loop {
                     let clock = std::time::Instant::now();
-                    let cutting = self.cable_body_cuts(&sys);
+                    let cutting = self.cable_body_cuts(&sys, h, &moves);
                     sys.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
                     if cutting.is_empty() {
                         break;
@@ -118,12 +166,12 @@ impl World {
                     Extension::None => break,
                     Extension::Grown(grown) => {
                         first = before;
-                        self.cable_body_contacts(&mut sys, Some(&grown));
+                        self.cable_body_contacts(&mut sys, Some(&grown), &moves);
                     }
                     Extension::Rebuilt => {
                         first = 0;
                         sys.retire_body_contacts();
-                        self.cable_body_contacts(&mut sys, None);
+                        self.cable_body_contacts(&mut sys, None, &moves);
                     }
                 }
             }
@@ -153,13 +201,25 @@ impl World {
     /// speculative points as far out as the segment can move this step.
     /// `segments`: only these (their new contacts are added to the kept
     /// ones); `None`: all.
-    fn cable_body_contacts(&self, sys: &mut CableSystem, segments: Option<&[u32]>) {
+    fn cable_body_contacts(
+        &self,
+        sys: &mut CableSystem,
+        segments: Option<&[u32]>,
+        moves: &[Option<Move>],
+    ) {
         let clock = std::time::Instant::now();
+        // Each body's box over the step (a moving body's at both poses).
         let bodies: Vec<(u32, Option<Aabb>)> = self
             .bodies
             .iter()
             .map(|(h, b)| {
-                let aabb = (!b.shape.is_plane()).then(|| b.shape.aabb(&b.pose));
+                let aabb = (!b.shape.is_plane()).then(|| {
+                    let end = b.shape.aabb(&b.pose);
+                    match moves[h.index as usize] {
+                        Some(m) => end.union(&b.shape.aabb(&m.start)),
+                        None => end,
+                    }
+                });
                 (h.index, aabb)
             })
             .collect();
@@ -183,7 +243,9 @@ impl World {
                 if parity.is_some_and(|p| k % 2 != p) {
                     continue;
                 }
-                self.segment_body_contacts(this, seg as usize, &bodies, |c| out.push((k, c)));
+                self.segment_body_contacts(this, seg as usize, &bodies, moves, |c| {
+                    out.push((k, c))
+                });
             }
             out
         };
@@ -207,9 +269,16 @@ impl World {
     /// has a contact with, and did not at the substep's start (one that
     /// started inside cannot be helped by holding it back), ascending, each
     /// with the body when it is dynamic (it gets the momentum the particle
-    /// loses). Bodies stand still through the cable stage (they were
-    /// stepped before it), so the same test serves moving ones.
-    fn cable_body_cuts(&self, sys: &CableSystem) -> Vec<(usize, Option<u32>)> {
+    /// loses), and where to hold it: where the substep began, carried along
+    /// with a moving body (the body at its pose of the substep's end and of
+    /// its start, see [`Move`]).
+    fn cable_body_cuts(
+        &self,
+        sys: &CableSystem,
+        h: f32,
+        moves: &[Option<Move>],
+    ) -> Vec<(usize, Option<u32>, Vec3)> {
+        let (now, before) = sys.substep_span(h);
         let mut out = Vec::new();
         let mut last = None;
         for c in &sys.body_contacts {
@@ -218,30 +287,48 @@ impl World {
             }
             last = Some((c.seg, c.body));
             let p = sys.segs[c.seg as usize].p as usize;
+            // Held already (a moving body may come onto where it was held):
+            // nothing more to do, and the caller's loop ends.
+            if sys.is_held(p) && sys.is_held(p + 1) {
+                continue;
+            }
             let (a, b) = (sys.x[p], sys.x[p + 1]);
+            let mv = moves[c.body as usize];
             // Both ends beyond the body's support plane along the contact's
-            // normal keep the segment out (the common case, resting on a face).
-            if c.n.dot(a) >= c.support && c.n.dot(b) >= c.support {
+            // normal keep the segment out (the common case, resting on a
+            // face; a moving body has no fixed plane).
+            if mv.is_none() && c.n.dot(a) >= c.support && c.n.dot(b) >= c.support {
                 continue;
             }
             let Some(body) = self.bodies.by_index(c.body) else {
                 continue;
             };
-            let meets = |a: Vec3, b: Vec3| {
+            // The body where the substep ends and where it began.
+            let (pose_now, pose_before) = match mv {
+                Some(m) => (m.pose_at(&body.pose, now), m.pose_at(&body.pose, before)),
+                None => (body.pose, body.pose),
+            };
+            let meets = |a: Vec3, b: Vec3, pose: &Pose| {
                 let d = b - a;
                 let len = d.length();
                 let dir = if len > 0.0 { d / len } else { Vec3::X };
-                collision::ray_cast(&body.shape, &body.pose, a, dir, len).is_some()
+                collision::ray_cast(&body.shape, pose, a, dir, len).is_some()
             };
-            if meets(a, b) && !meets(sys.prev[p], sys.prev[p + 1]) {
+            if meets(a, b, &pose_now) && !meets(sys.prev[p], sys.prev[p + 1], &pose_before) {
                 let dynamic = body.is_dynamic().then_some(c.body);
-                out.extend([(p, dynamic), (p + 1, dynamic)]);
+                // Where the substep began, carried along with the body: as
+                // clear of it as it was then.
+                let carried = |q: Vec3| match mv {
+                    Some(_) => pose_now.transform_point(pose_before.inverse_transform_point(q)),
+                    None => q,
+                };
+                out.extend([p, p + 1].map(|i| (i, dynamic, carried(sys.prev[i]))));
             }
         }
         // One entry per particle (the first body it cuts into takes its
         // momentum).
-        out.sort_by_key(|&(i, _)| i);
-        out.dedup_by_key(|&mut (i, _)| i);
+        out.sort_by_key(|&(i, _, _)| i);
+        out.dedup_by_key(|&mut (i, _, _)| i);
         out
     }
 
@@ -251,6 +338,7 @@ impl World {
         sys: &CableSystem,
         seg: usize,
         bodies: &[(u32, Option<Aabb>)],
+        moves: &[Option<Move>],
         mut push: impl FnMut(BodyContact),
     ) {
         let p = sys.segs[seg].p as usize;
@@ -278,10 +366,18 @@ impl World {
                 );
                 (Shape::capsule((0.5 * len).max(1.0e-5), r), pose, d, len)
             });
+            // A moving body where the segment's base positions were taken,
+            // reaching as far as both can move from there.
+            let at = sys.built_at();
+            let mv = moves[bi as usize];
+            let (body_pose, body_reach) = match mv {
+                Some(m) => (m.pose_at(&b.pose, at), m.reach * (1.0 - at)),
+                None => (b.pose, 0.0),
+            };
             let mut cache = collision::PairCache::default();
-            let reach = sys.seg_reach(seg);
+            let reach = sys.seg_reach(seg) + body_reach;
             let Some(m) =
-                collision::contact_manifold(shape, pose, &b.shape, &b.pose, reach, &mut cache)
+                collision::contact_manifold(shape, pose, &b.shape, &body_pose, reach, &mut cache)
             else {
                 continue;
             };
@@ -296,7 +392,15 @@ impl World {
                 if !b.shape.is_plane() {
                     c.support = c.support.max(n.dot(b.shape.support_world(&b.pose, n)));
                 }
-                c
+                match mv {
+                    // The body's point, carried from the start pose to the end.
+                    Some(m) => {
+                        let local = body_pose.inverse_transform_point(q);
+                        let end = b.pose.transform_point(local);
+                        c.moving(end - m.start.transform_point(local), at, end)
+                    }
+                    None => c,
+                }
             };
             // The segment's points nearest the body.
             let out = -m.normal;
@@ -320,14 +424,14 @@ impl World {
                     continue;
                 }
                 let ball = Shape::sphere(r);
-                let at = Pose::new(sys.center[i], Quat::IDENTITY);
+                let ball_pose = Pose::new(sys.center[i], Quat::IDENTITY);
                 let mut cache = collision::PairCache::default();
                 if let Some(m) = collision::contact_manifold(
                     &ball,
-                    &at,
+                    &ball_pose,
                     &b.shape,
-                    &b.pose,
-                    sys.reach(i),
+                    &body_pose,
+                    sys.reach(i) + body_reach,
                     &mut cache,
                 ) {
                     if let Some(cp) = m.points().first() {

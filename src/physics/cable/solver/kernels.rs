@@ -29,7 +29,8 @@ pub(super) fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3], x0: usize) -> V
 /// Segment–body contacts: keep `n·x(s) − offset ≥ r`, the correction split
 /// between the two particles by where the point lies (weights (1 − s)·w₀
 /// and s·w₁ over (1 − s)²w₀ + s²w₁, which moves the point by exactly the
-/// penetration), with Coulomb friction on the substep's sliding; the body
+/// penetration), with Coulomb friction on the substep's sliding (relative
+/// to the body's point); the body
 /// gets the opposite of the particles' momentum change. `x` holds
 /// particles `x0..`.
 pub(super) fn solve_body_contacts(
@@ -66,7 +67,7 @@ pub(super) fn solve_body_contacts(
         if c >= 0.0 {
             continue;
         }
-        let slide = xs - (prev[i0] * f0 + prev[i1] * f1);
+        let slide = xs - (prev[i0] * f0 + prev[i1] * f1) - bc.slide;
         let corr = contact_correction(bc.n, -c, slide, bc.mu);
         x[i0 - x0] += corr * (a0 / denom);
         x[i1 - x0] += corr * (a1 / denom);

@@ -205,6 +205,7 @@ impl CableSystem {
         let clock = std::time::Instant::now();
         let n = self.x.len();
         let t0 = if from_prev { self.time - h } else { 0.0 };
+        self.built_at = t0 / self.step;
         self.center.clear();
         self.center
             .extend_from_slice(if from_prev { &self.prev } else { &self.x });

@@ -68,24 +68,29 @@ impl CableSystem {
         self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// Holds `particles` where the substep began (a state already proven;
-    /// the caller found them cutting into a body) for the rest of the
-    /// substep, and verifies the pairs around them again, as the fail-safe
-    /// of [`Self::verify`] does. A held particle stays frozen (nothing moves
-    /// it again) until [`Self::finish_substep`], so each call holds new
-    /// particles and the caller's loop ends.
+    /// Holds each of `particles` at its `at` (the caller found its segment
+    /// cutting into a body: where the substep began, carried along with the
+    /// body if it moves) for the rest of the substep, and verifies the pairs
+    /// around them again, as the fail-safe of [`Self::verify`] does. A held
+    /// particle stays frozen (nothing moves it again) until
+    /// [`Self::finish_substep`], so each call holds new particles and the
+    /// caller's loop ends.
     ///
     /// A particle cutting into a dynamic body (`Some(body)`) gives it the
-    /// momentum it loses by being held, `m·(x − prev)/h` at the point where
+    /// momentum it loses by being held, `m·(x − at)/h` at the point where
     /// it is held, so that holding back conserves momentum.
-    pub(crate) fn hold_back(&mut self, particles: &[(usize, Option<u32>)], h: f32) {
+    pub(crate) fn hold_back(&mut self, particles: &[(usize, Option<u32>, Vec3)], h: f32) {
         let clock = std::time::Instant::now();
-        for &(i, body) in particles {
-            if let Some(body) = body.filter(|_| !self.frozen[i] && self.w[i] > 0.0) {
-                let lost = (self.x[i] - self.prev[i]) / (self.w[i] * h);
-                self.retired.push((body, lost, self.prev[i]));
+        for &(i, body, at) in particles {
+            if self.frozen[i] || self.w[i] == 0.0 {
+                self.enqueue_around(i);
+                continue;
             }
-            if self.hold(i) {
+            if let Some(body) = body {
+                let lost = (self.x[i] - at) / (self.w[i] * h);
+                self.retired.push((body, lost, at));
+            }
+            if self.hold_at(i, at) {
                 self.held.push(i);
                 self.stats.held_back += 1;
             }
@@ -99,10 +104,21 @@ impl CableSystem {
         self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
     }
 
+    /// Particle `i` stays where the substep began until it ends (held, or
+    /// pinned).
+    pub(crate) fn is_held(&self, i: usize) -> bool {
+        self.frozen[i] || self.w[i] == 0.0
+    }
+
     /// Puts particle `i` back where the substep began and freezes it (it
     /// counts as pinned from then on); true when that froze it.
     fn hold(&mut self, i: usize) -> bool {
-        self.x[i] = self.prev[i];
+        self.hold_at(i, self.prev[i])
+    }
+
+    /// [`Self::hold`], at `at`.
+    fn hold_at(&mut self, i: usize, at: Vec3) -> bool {
+        self.x[i] = at;
         if self.frozen[i] || self.w[i] == 0.0 {
             return false;
         }
