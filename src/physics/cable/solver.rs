@@ -11,6 +11,7 @@ use glam::DVec3;
 use kernels::{pair_gap, pair_points, solve_body_contacts, solve_pairs};
 pub(crate) use tubes::Extension;
 use tubes::{FilterSeg, PairIndex};
+pub(crate) use verify::HoldBack;
 
 mod chains;
 mod filter;
@@ -353,6 +354,9 @@ pub(crate) struct CableSystem {
     held_since_look: bool,
     /// Particles [`Self::hold_back`] holds (frozen) until the substep ends.
     held: Vec<usize>,
+    /// Particles of `held` held where a moving dynamic body carried them:
+    /// the body and the point on it (at its end pose).
+    carried: Vec<(usize, u32, Vec3)>,
     pub segs: Vec<Seg>,
     /// Contiguous runs of whole cables, of about equal length, swept side
     /// by side in groups (those of the lower half below `group_split`).
@@ -860,6 +864,7 @@ impl CableSystem {
         for i in self.held.drain(..) {
             self.frozen[i] = false;
         }
+        self.carried.clear();
         let pushed = self.selected.iter().flatten().flat_map(|c| &c.lambda);
         self.stats.contacts += pushed.filter(|&&l| l > 0.0).count() as u64;
         self.stats.ms_finish += clock.elapsed().as_secs_f64() * 1e3;
@@ -919,7 +924,11 @@ impl CableSystem {
             }
             let [(i0, f0), (i1, f1)] = bc.weights(&self.segs);
             // Normal speeds relative to the body.
-            let vb = bc.n.dot(bc.motion) / self.step;
+            let vb = if bc.motion == Vec3::ZERO {
+                0.0
+            } else {
+                bc.n.dot(bc.motion) / self.step
+            };
             let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1) - vb;
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;

@@ -2,7 +2,7 @@
 
 use super::World;
 use crate::physics::aabb::Aabb;
-use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, PARALLEL_FROM};
+use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, HoldBack, PARALLEL_FROM};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -22,10 +22,12 @@ impl Drop for SetOnDrop<'_> {
 }
 
 /// How a body moved in the step, before the cable stage: the cable stage
-/// moves it again, from `start` to its end pose, linearly (position and
-/// rotation), so that cables meet it where it passes rather than where it
-/// ends (a body moving more than half its thickness in a step would
-/// otherwise find a cable deep inside it and push it out the far side).
+/// moves it again, from `start` to its end pose, so that cables meet it
+/// where it passes rather than where it ends (a body moving more than half
+/// its thickness in a step would otherwise find a cable deep inside it and
+/// push it out the far side). Its poses in between are interpolated
+/// (position and rotation); a contact's plane keeps its normal and moves
+/// with the contact point's displacement (it does not turn with the body).
 #[derive(Clone, Copy, Debug)]
 struct Move {
     start: Pose,
@@ -120,12 +122,13 @@ impl World {
             }
             let (com0, q0) = self.start_state[si];
             let start = Pose::new(com0 - q0 * b.local_center, q0);
-            if start.position == b.pose.position && start.rotation == b.pose.rotation {
-                continue;
-            }
-            let turn = 2.0 * q0.dot(b.pose.rotation).abs().min(1.0).acos();
+            let turn = (b.pose.rotation * q0.inverse()).to_axis_angle().1;
+            let turn = turn.min(std::f32::consts::TAU - turn);
             let reach = (b.pose.position - start.position).length() + turn * b.bounding_radius;
-            out[h.index as usize] = Some(Move { start, reach });
+            // Below this it stands still (a rotation normalised again, say).
+            if reach > 1.0e-6 {
+                out[h.index as usize] = Some(Move { start, reach });
+            }
         }
         out
     }
@@ -215,8 +218,9 @@ impl World {
             .map(|(h, b)| {
                 let aabb = (!b.shape.is_plane()).then(|| {
                     let end = b.shape.aabb(&b.pose);
+                    // Widened by its reach: it may turn in between.
                     match moves[h.index as usize] {
-                        Some(m) => end.union(&b.shape.aabb(&m.start)),
+                        Some(m) => end.union(&b.shape.aabb(&m.start)).expanded(m.reach),
                         None => end,
                     }
                 });
@@ -272,13 +276,20 @@ impl World {
     /// loses), and where to hold it: where the substep began, carried along
     /// with a moving body (the body at its pose of the substep's end and of
     /// its start, see [`Move`]).
-    fn cable_body_cuts(
-        &self,
-        sys: &CableSystem,
-        h: f32,
-        moves: &[Option<Move>],
-    ) -> Vec<(usize, Option<u32>, Vec3)> {
+    fn cable_body_cuts(&self, sys: &CableSystem, h: f32, moves: &[Option<Move>]) -> Vec<HoldBack> {
         let (now, before) = sys.substep_span(h);
+        // Segments against more than one body are not carried along with a
+        // moving one (that could carry them into another): they are held
+        // where the substep began.
+        let mut multi = std::collections::HashSet::new();
+        if moves.iter().any(Option::is_some) {
+            let mut first = std::collections::HashMap::new();
+            for c in &sys.body_contacts {
+                if *first.entry(c.seg).or_insert(c.body) != c.body {
+                    multi.insert(c.seg);
+                }
+            }
+        }
         let mut out = Vec::new();
         let mut last = None;
         for c in &sys.body_contacts {
@@ -315,20 +326,41 @@ impl World {
                 collision::ray_cast(&body.shape, pose, a, dir, len).is_some()
             };
             if meets(a, b, &pose_now) && !meets(sys.prev[p], sys.prev[p + 1], &pose_before) {
-                let dynamic = body.is_dynamic().then_some(c.body);
                 // Where the substep began, carried along with the body: as
                 // clear of it as it was then.
-                let carried = |q: Vec3| match mv {
-                    Some(_) => pose_now.transform_point(pose_before.inverse_transform_point(q)),
-                    None => q,
+                let carry = mv.is_some() && !multi.contains(&c.seg);
+                let carried = |q: Vec3| {
+                    if carry {
+                        pose_now.transform_point(pose_before.inverse_transform_point(q))
+                    } else {
+                        q
+                    }
                 };
-                out.extend([p, p + 1].map(|i| (i, dynamic, carried(sys.prev[i]))));
+                // A dynamic body gets the held particle's momentum, at the
+                // point on it at its end pose (where impulses are applied).
+                let taker = |q: Vec3| {
+                    body.is_dynamic().then(|| {
+                        (
+                            c.body,
+                            body.pose
+                                .transform_point(pose_now.inverse_transform_point(q)),
+                        )
+                    })
+                };
+                out.extend([p, p + 1].map(|i| {
+                    let at = carried(sys.prev[i]);
+                    HoldBack {
+                        particle: i,
+                        body: taker(at),
+                        at,
+                    }
+                }));
             }
         }
         // One entry per particle (the first body it cuts into takes its
         // momentum).
-        out.sort_by_key(|&(i, _, _)| i);
-        out.dedup_by_key(|&mut (i, _, _)| i);
+        out.sort_by_key(|hb| hb.particle);
+        out.dedup_by_key(|hb| hb.particle);
         out
     }
 

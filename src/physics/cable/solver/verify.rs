@@ -6,6 +6,16 @@
 use super::both;
 use super::kernels::pair_points;
 use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP, PARALLEL_FROM};
+
+/// A particle to hold back ([`CableSystem::hold_back`]): where, and the
+/// dynamic body (with the point on it at its end pose) that gets the
+/// momentum it loses, if any.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HoldBack {
+    pub particle: usize,
+    pub body: Option<(u32, Vec3)>,
+    pub at: Vec3,
+}
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
 use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
 use glam::DVec3;
@@ -76,19 +86,28 @@ impl CableSystem {
     /// [`Self::finish_substep`], so each call holds new particles and the
     /// caller's loop ends.
     ///
-    /// A particle cutting into a dynamic body (`Some(body)`) gives it the
-    /// momentum it loses by being held, `m·(x − at)/h` at the point where
-    /// it is held, so that holding back conserves momentum.
-    pub(crate) fn hold_back(&mut self, particles: &[(usize, Option<u32>, Vec3)], h: f32) {
+    /// A particle cutting into a dynamic body (`body`) gives it the
+    /// momentum it loses by being held, `m·(x − at)/h`, at the point where
+    /// it is held (on the body at its end pose, where impulses are
+    /// applied), so that holding back conserves momentum.
+    pub(crate) fn hold_back(&mut self, particles: &[HoldBack], h: f32) {
         let clock = std::time::Instant::now();
-        for &(i, body, at) in particles {
+        for &HoldBack {
+            particle: i,
+            body,
+            at,
+        } in particles
+        {
             if self.frozen[i] || self.w[i] == 0.0 {
                 self.enqueue_around(i);
                 continue;
             }
-            if let Some(body) = body {
+            if let Some((body, point)) = body {
                 let lost = (self.x[i] - at) / (self.w[i] * h);
-                self.retired.push((body, lost, at));
+                self.retired.push((body, lost, point));
+                if at != self.prev[i] {
+                    self.carried.push((i, body, point));
+                }
             }
             if self.hold_at(i, at) {
                 self.held.push(i);
@@ -111,8 +130,16 @@ impl CableSystem {
     }
 
     /// Puts particle `i` back where the substep began and freezes it (it
-    /// counts as pinned from then on); true when that froze it.
-    fn hold(&mut self, i: usize) -> bool {
+    /// counts as pinned from then on); true when that froze it. A particle
+    /// held before, carried along with a dynamic body, goes back too: the
+    /// body gets the momentum that takes, `m·(at − prev)/h`.
+    fn hold(&mut self, i: usize, h: f32) -> bool {
+        if self.x[i] != self.prev[i] && self.frozen[i] && self.w[i] > 0.0 {
+            if let Some(&(_, body, point)) = self.carried.iter().find(|c| c.0 == i) {
+                let lost = (self.x[i] - self.prev[i]) / (self.w[i] * h);
+                self.retired.push((body, lost, point));
+            }
+        }
         self.hold_at(i, self.prev[i])
     }
 
@@ -154,9 +181,10 @@ impl CableSystem {
             let pts = pair_points(&self.pairs[k]);
             if pts
                 .iter()
-                .all(|&(i, _, _)| self.frozen[i] || self.w[i] == 0.0)
+                .all(|&(i, _, _)| (self.frozen[i] || self.w[i] == 0.0) && self.x[i] == self.prev[i])
             {
-                // Nothing of it moves: it stays as the substep found it.
+                // Nothing of it moves: it stays as the substep found it. (A
+                // particle held where a moving body carried it did move.)
                 continue;
             }
             // 2. The exact edge–edge CCD (no false negatives).
@@ -180,7 +208,7 @@ impl CableSystem {
                 self.stats.impacts += 1;
             } else {
                 for &(i, _, _) in &pts {
-                    if self.hold(i) {
+                    if self.hold(i, h) {
                         frozen_list.push(i);
                         self.stats.frozen += 1;
                     }
