@@ -1,5 +1,6 @@
 //! Stage 7 of the step: cables (see `physics/cable/`).
 
+use super::continuous::angle_between;
 use super::World;
 use crate::physics::aabb::Aabb;
 use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, HoldBack, PARALLEL_FROM};
@@ -122,8 +123,7 @@ impl World {
             }
             let (com0, q0) = self.start_state[si];
             let start = Pose::new(com0 - q0 * b.local_center, q0);
-            let turn = (b.pose.rotation * q0.inverse()).to_axis_angle().1;
-            let turn = turn.min(std::f32::consts::TAU - turn);
+            let turn = angle_between(q0, b.pose.rotation);
             let reach = (b.pose.position - start.position).length() + turn * b.bounding_radius;
             // Below this it stands still (a rotation normalised again, say).
             if reach > 1.0e-6 {

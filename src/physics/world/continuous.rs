@@ -144,6 +144,6 @@ impl World {
 }
 
 /// Rotation angle (rad) from `a` to `b`.
-fn angle_between(a: Quat, b: Quat) -> f32 {
+pub(super) fn angle_between(a: Quat, b: Quat) -> f32 {
     2.0 * a.dot(b).abs().min(1.0).acos()
 }

@@ -30,9 +30,8 @@ pub(super) fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3], x0: usize) -> V
 /// between the two particles by where the point lies (weights (1 − s)·w₀
 /// and s·w₁ over (1 − s)²w₀ + s²w₁, which moves the point by exactly the
 /// penetration), with Coulomb friction on the substep's sliding (relative
-/// to the body's point); the body
-/// gets the opposite of the particles' momentum change. `x` holds
-/// particles `x0..`.
+/// to the body's point); the body gets the opposite of the particles'
+/// momentum change. `x` holds particles `x0..`.
 pub(super) fn solve_body_contacts(
     contacts: &mut [BodyContact],
     segs: &[Seg],

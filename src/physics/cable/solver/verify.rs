@@ -6,6 +6,9 @@
 use super::both;
 use super::kernels::pair_points;
 use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP, PARALLEL_FROM};
+use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
+use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
+use glam::DVec3;
 
 /// A particle to hold back ([`CableSystem::hold_back`]): where, and the
 /// dynamic body (with the point on it at its end pose) that gets the
@@ -16,9 +19,6 @@ pub(crate) struct HoldBack {
     pub body: Option<(u32, Vec3)>,
     pub at: Vec3,
 }
-use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
-use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
-use glam::DVec3;
 
 impl CableSystem {
     /// The four endpoints of a pair in a position array, in f64.
@@ -98,7 +98,7 @@ impl CableSystem {
             at,
         } in particles
         {
-            if self.frozen[i] || self.w[i] == 0.0 {
+            if self.is_held(i) {
                 self.enqueue_around(i);
                 continue;
             }
@@ -123,7 +123,7 @@ impl CableSystem {
         self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// Particle `i` stays where the substep began until it ends (held, or
+    /// Particle `i` stays where it is until the substep ends (held, or
     /// pinned).
     pub(crate) fn is_held(&self, i: usize) -> bool {
         self.frozen[i] || self.w[i] == 0.0
@@ -146,7 +146,7 @@ impl CableSystem {
     /// [`Self::hold`], at `at`.
     fn hold_at(&mut self, i: usize, at: Vec3) -> bool {
         self.x[i] = at;
-        if self.frozen[i] || self.w[i] == 0.0 {
+        if self.is_held(i) {
             return false;
         }
         self.frozen[i] = true;
@@ -181,7 +181,7 @@ impl CableSystem {
             let pts = pair_points(&self.pairs[k]);
             if pts
                 .iter()
-                .all(|&(i, _, _)| (self.frozen[i] || self.w[i] == 0.0) && self.x[i] == self.prev[i])
+                .all(|&(i, _, _)| self.is_held(i) && self.x[i] == self.prev[i])
             {
                 // Nothing of it moves: it stays as the substep found it. (A
                 // particle held where a moving body carried it did move.)
@@ -325,7 +325,7 @@ impl CableSystem {
         let j = -(1.0 + p.e) * vn / denom;
         let mut moved = [None; 4];
         for (m, &(i, wg, sgn)) in pts.iter().enumerate() {
-            if self.frozen[i] || self.w[i] == 0.0 {
+            if self.is_held(i) {
                 continue;
             }
             let v_old = vel(self, i);
