@@ -3,11 +3,9 @@
 
 mod common;
 
-use arbiter::physics::cable::{CableSpec, MIN_THICKNESS};
-use arbiter::physics::{
-    BodyKind, BodySpec, Pose, Quat, Scene, ShapeSpec, Vec3, World, WorldSettings,
-};
-use common::{lcg, on_floor, world};
+use arbiter::physics::cable::CableSpec;
+use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, Vec3, World, WorldSettings};
+use common::{on_floor, world};
 
 /// A cable of `segments` pinned at its first particle, released from the
 /// horizontal at `height` (length `len`): 600 steps of swinging down, with
