@@ -5,7 +5,8 @@
 //! `cargo bench --bench cables` (ARBITER_BENCH_STEPS, default 30 measured
 //! steps after 30 steps of falling; ARBITER_BENCH_SIZES, default
 //! `1000,10000,50000`; ARBITER_BENCH_SUBSTEPS and ARBITER_BENCH_PASSES,
-//! the world's defaults).
+//! the world's defaults; ARBITER_BENCH_TRACE set: one line per measured
+//! step, to follow the heap as it settles).
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
@@ -108,9 +109,21 @@ fn main() {
         let t = Instant::now();
         let mut sum = [0u64; 7];
         let mut phases = [0.0f64; 6];
-        for _ in 0..steps {
+        let trace = std::env::var("ARBITER_BENCH_TRACE").is_ok();
+        for step in 0..steps {
+            let started = Instant::now();
             w.step();
             let s = w.cable_stats;
+            if trace {
+                println!(
+                    "  step {}: {:.1} ms, {} pairs, {} contacts, {} extensions",
+                    31 + step,
+                    started.elapsed().as_secs_f64() * 1e3,
+                    s.pairs,
+                    s.contacts,
+                    s.rebuilds + s.extensions
+                );
+            }
             for (acc, x) in phases.iter_mut().zip([
                 s.ms_pairs,
                 s.ms_extend,

@@ -110,6 +110,9 @@ pub struct World {
     ccd_stats: CcdStats,
     cables: Vec<Cable>,
     cable_system: super::cable::solver::CableSystem,
+    /// Cables touching dynamic bodies at the last cable stage's end: the
+    /// rigid solver's supports in the next step (`world/cables.rs`).
+    cable_supports: Vec<cables::CableSupport>,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
 }
@@ -148,6 +151,7 @@ impl World {
             ccd_stats: CcdStats::default(),
             cables: Vec::new(),
             cable_system: Default::default(),
+            cable_supports: Vec::new(),
             cable_stats: Default::default(),
         }
     }
@@ -206,6 +210,7 @@ impl World {
         let cable = Cable::from_spec(spec, id)?;
         self.cables.push(cable);
         self.next_id += 1;
+        self.cable_supports.clear();
         Ok(id)
     }
 
@@ -213,6 +218,7 @@ impl World {
     pub fn remove_cable(&mut self, id: u64) -> bool {
         let before = self.cables.len();
         self.cables.retain(|c| c.id != id);
+        self.cable_supports.clear();
         self.cables.len() != before
     }
 
@@ -313,6 +319,7 @@ impl World {
             return false;
         };
         let index = h.index;
+        self.cable_supports.clear();
         let mut touched = Vec::new();
         let removed = self.contacts.retain(|c| c.a != index && c.b != index);
         for c in &removed {
@@ -386,6 +393,7 @@ impl World {
                 .update(h.index, aabb.expanded(self.settings.aabb_margin));
         }
         self.wake_index(h.index);
+        self.cable_supports.clear();
         // Moving a body wakes whatever it touches now or touched before.
         self.wake_neighbours(h.index);
         self.pending_moved.push(id);
@@ -739,6 +747,7 @@ impl World {
             ));
             self.constraint_contact.push(ci);
         }
+        self.cable_support_constraints();
     }
 
     fn finish_bodies(&mut self) {
