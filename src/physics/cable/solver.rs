@@ -591,6 +591,26 @@ impl CableSystem {
         }
     }
 
+    /// Segments touching another segment now (within `reach` of the
+    /// distance their contact keeps), each with the direction towards the
+    /// other (both ends of each such pair).
+    pub(crate) fn touching_segments(&self, reach: f32) -> Vec<(u32, Vec3)> {
+        let mut out = Vec::new();
+        for p in &self.pairs {
+            if p.thickness <= 0.0 {
+                continue;
+            }
+            let (a, b) = (p.pa as usize, p.pb as usize);
+            let on_a = self.x[a].lerp(self.x[a + 1], p.s);
+            let on_b = self.x[b].lerp(self.x[b + 1], p.u);
+            if p.n.dot(on_b - on_a) - p.thickness < reach {
+                out.push((p.a, p.n));
+                out.push((p.b, -p.n));
+            }
+        }
+        out
+    }
+
     /// Collision radius of a segment.
     pub(crate) fn radius(&self, seg: usize) -> f32 {
         self.props[self.segs[seg].cable as usize].radius

@@ -54,33 +54,35 @@ fn gap(sys: &CableSystem, c: &BodyContact) -> f32 {
     c.n.dot(sys.x[p].lerp(sys.x[p + 1], c.s) - c.point) - c.radius
 }
 
-/// Segments held from the far side: touching (within `reach`) a body that
-/// does not move, with each such contact's normal.
-struct Pinch(std::collections::HashMap<u32, Vec<Vec3>>);
+/// Segments held from the far side: what each touches (within `reach`),
+/// a body or another segment (`u32::MAX`), with the normal out of it.
+struct Pinch(std::collections::HashMap<u32, Vec<(u32, Vec3)>>);
 
 impl Pinch {
     fn new(sys: &CableSystem, reach: f32) -> Self {
-        let mut backed: std::collections::HashMap<u32, Vec<Vec3>> = Default::default();
+        let mut held: std::collections::HashMap<u32, Vec<(u32, Vec3)>> = Default::default();
         for c in &sys.body_contacts {
-            let still = !c.dynamic && c.motion == Vec3::ZERO;
-            if still && gap(sys, c) < reach {
-                backed.entry(c.seg).or_default().push(c.n);
+            if gap(sys, c) < reach {
+                held.entry(c.seg).or_default().push((c.body, c.n));
             }
         }
-        Self(backed)
+        for (seg, towards) in sys.touching_segments(reach) {
+            held.entry(seg).or_default().push((u32::MAX, -towards));
+        }
+        Self(held)
     }
 
-    /// Whether body contact `c`'s segment cannot give way from the body:
-    /// a particle of it is pinned, or a body that does not move holds it
-    /// from the other side.
+    /// Whether body contact `c`'s segment is pinched: it cannot give way
+    /// from the body because a particle of it is pinned, or something on
+    /// its other side (another body, or another segment) holds it.
     fn holds(&self, sys: &CableSystem, c: &BodyContact) -> bool {
         let p = sys.segs[c.seg as usize].p as usize;
         sys.w[p] == 0.0
             || sys.w[p + 1] == 0.0
-            || self
-                .0
-                .get(&c.seg)
-                .is_some_and(|ns| ns.iter().any(|m| m.dot(c.n) < -0.5))
+            || self.0.get(&c.seg).is_some_and(|held| {
+                held.iter()
+                    .any(|&(by, m)| by != c.body && m.dot(c.n) < -0.5)
+            })
     }
 }
 
@@ -89,15 +91,15 @@ const SUPPORT_SKIN: f32 = 1.0e-3;
 
 /// A segment touching a dynamic body at the end of the cable stage that
 /// cannot give way from it ([`Pinch::holds`]: pinned, or held from the far
-/// side by a body that does not move): in the next step, the rigid solver
+/// side by another body or segment): in the next step, the rigid solver
 /// holds the body against the cable there as against a fixed point (a
 /// contact with the static body along `n`, a skin off). The body thus
 /// rests on the cable as on any support rather than sinking into it each
 /// step and being pushed out a step late (a 64 kg box on a cable lying on
 /// the floor kept bouncing at 0.1 m/s and never slept). The cable does not
-/// feel the body's weight (what holds it from the far side takes it), so
-/// a cable free to move (a rope hanging between pins) gets no supports: a
-/// fixed point there would hold up a body the rope cannot.
+/// feel the body's weight (what holds it from the far side is taken to),
+/// so a cable free to move (a rope hanging between pins) gets no supports:
+/// a fixed point there would hold up a body the rope cannot.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CableSupport {
     /// The body's slot.
@@ -283,7 +285,12 @@ impl World {
         }
         // Before the cables take their new velocities (the bound needs
         // those they had).
-        let scale = self.impulse_bounds(&sys);
+        let pinch = sys
+            .body_contacts
+            .iter()
+            .any(|c| c.dynamic)
+            .then(|| Pinch::new(&sys, self.settings.speculative_distance));
+        let scale = self.impulse_bounds(&sys, pinch.as_ref());
         sys.store(&mut self.cables);
         let impulses = sys
             .body_contacts
@@ -300,7 +307,7 @@ impl World {
                 b.sleep_time = 0.0;
             }
         }
-        self.find_cable_supports(&sys);
+        self.find_cable_supports(&sys, pinch.as_ref());
         self.cable_stats = sys.stats;
         self.cable_system = sys;
     }
@@ -311,7 +318,7 @@ impl World {
     /// they act leaves at most at `max(−e·a, c, 0)`, `a` its speed along
     /// `d` before (negative while it comes on), `e` the contacts'
     /// restitution and `c` the fastest any particle of the touching cables
-    /// moved along `d` at the step's start (a cable thrown at a body may
+    /// moved along `d` at the step's start or end (a thrown cable may
     /// push it up to its own speed). Only for a body pinching a segment
     /// ([`Pinch::holds`]); elsewhere momentum is kept exactly. The stage
     /// moves a body along its path as if it had no give: a cable caught
@@ -319,7 +326,11 @@ impl World {
     /// floor in every pass, and the body was credited with all those
     /// pushes (a 0.5 kg box dropped 5 cm onto cables on the floor left at
     /// 48 m/s). No real collision throws a body off faster than this.
-    fn impulse_bounds(&self, sys: &CableSystem) -> std::collections::HashMap<u32, f32> {
+    fn impulse_bounds(
+        &self,
+        sys: &CableSystem,
+        pinch: Option<&Pinch>,
+    ) -> std::collections::HashMap<u32, f32> {
         struct Sum {
             j: Vec3,
             at: Vec3,
@@ -352,10 +363,16 @@ impl World {
             s
         }
         let mut out = std::collections::HashMap::new();
-        if !sys.body_contacts.iter().any(|c| c.dynamic) {
+        // None: no contact with a dynamic body.
+        let Some(pinch) = pinch else {
             return out;
+        };
+        let mut base = Vec::with_capacity(self.cables.len());
+        let mut first = 0u32;
+        for c in &self.cables {
+            base.push(first);
+            first += c.x.len() as u32;
         }
-        let pinch = Pinch::new(sys, self.settings.speculative_distance);
         for c in &sys.body_contacts {
             if !c.dynamic || c.impulse == Vec3::ZERO {
                 continue;
@@ -382,8 +399,10 @@ impl World {
             s.touched.sort_unstable();
             s.touched.dedup();
             for &k in &s.touched {
-                for v in &self.cables[k].v {
-                    s.c = s.c.max(v.dot(d));
+                let first = base[k] as usize;
+                let c = &self.cables[k];
+                for (v0, v1) in c.v.iter().zip(&sys.v[first..first + c.v.len()]) {
+                    s.c = s.c.max(v0.dot(d)).max(v1.dot(d));
                 }
             }
             let r = s.at / s.weight - b.com;
@@ -400,13 +419,12 @@ impl World {
 
     /// The body contacts the stage ends with that touch a dynamic body, or
     /// nearly (the world's speculative distance): the next step's supports.
-    fn find_cable_supports(&mut self, sys: &CableSystem) {
+    fn find_cable_supports(&mut self, sys: &CableSystem, pinch: Option<&Pinch>) {
         self.cable_supports.clear();
-        if !sys.body_contacts.iter().any(|c| c.dynamic) {
+        let Some(pinch) = pinch else {
             return;
-        }
+        };
         let reach = self.settings.speculative_distance;
-        let pinch = Pinch::new(sys, reach);
         for c in &sys.body_contacts {
             let separation = gap(sys, c);
             if c.dynamic && separation < reach && pinch.holds(sys, c) {
