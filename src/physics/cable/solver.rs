@@ -592,9 +592,9 @@ impl CableSystem {
     }
 
     /// Segments touching another segment now (within `reach` of the
-    /// distance their contact keeps), each with the direction towards the
-    /// other (both ends of each such pair).
-    pub(crate) fn touching_segments(&self, reach: f32) -> Vec<(u32, Vec3)> {
+    /// distance their contact keeps), each with the other and the direction
+    /// towards it (both ways round for each such pair).
+    pub(crate) fn touching_segments(&self, reach: f32) -> Vec<(u32, u32, Vec3)> {
         let mut out = Vec::new();
         for p in &self.pairs {
             if p.thickness <= 0.0 {
@@ -604,8 +604,8 @@ impl CableSystem {
             let on_a = self.x[a].lerp(self.x[a + 1], p.s);
             let on_b = self.x[b].lerp(self.x[b + 1], p.u);
             if p.n.dot(on_b - on_a) - p.thickness < reach {
-                out.push((p.a, p.n));
-                out.push((p.b, -p.n));
+                out.push((p.a, p.b, p.n));
+                out.push((p.b, p.a, -p.n));
             }
         }
         out

@@ -7,7 +7,7 @@ use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, HoldBac
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
-use crate::physics::solver::{ContactConstraint, PointImpulse, SolverBody};
+use crate::physics::solver::{ContactConstraint, PointImpulse};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A nearest point this close to a segment's end (as a share of its
@@ -54,35 +54,91 @@ fn gap(sys: &CableSystem, c: &BodyContact) -> f32 {
     c.n.dot(sys.x[p].lerp(sys.x[p + 1], c.s) - c.point) - c.radius
 }
 
-/// Segments held from the far side: what each touches (within `reach`),
-/// a body or another segment (`u32::MAX`), with the normal out of it.
-struct Pinch(std::collections::HashMap<u32, Vec<(u32, Vec3)>>);
+/// What holds a segment from the side away from a body.
+#[derive(Clone, Copy, Debug)]
+enum Holder {
+    /// A body (its slot): its surface point at the contact and the gap
+    /// from there to the segment's surface.
+    Body(u32, Vec3, f32),
+    /// The ground: a pin, or another segment held up by a body that does
+    /// not move or a pin, directly or through at most [`GROUND_HOPS`]
+    /// other segments.
+    Ground,
+}
+
+/// How many touching segments a segment may be from one a body that does
+/// not move (or a pin) holds, and still count as held up (a heap's layers).
+const GROUND_HOPS: u32 = 8;
+
+/// Segments pinched from the far side: what touches each (within the
+/// world's speculative distance), with the normal out of it.
+struct Pinch(std::collections::HashMap<u32, Vec<(Holder, Vec3)>>);
 
 impl Pinch {
     fn new(sys: &CableSystem, reach: f32) -> Self {
-        let mut held: std::collections::HashMap<u32, Vec<(u32, Vec3)>> = Default::default();
+        use std::collections::{HashMap, VecDeque};
+        let mut held: HashMap<u32, Vec<(Holder, Vec3)>> = HashMap::new();
+        // Segments on the ground, with their distance in touching hops.
+        let mut ground: HashMap<u32, u32> = HashMap::new();
         for c in &sys.body_contacts {
-            if gap(sys, c) < reach {
-                held.entry(c.seg).or_default().push((c.body, c.n));
+            let g = gap(sys, c);
+            if g < reach {
+                held.entry(c.seg)
+                    .or_default()
+                    .push((Holder::Body(c.body, c.point, g), c.n));
+                if !c.dynamic && c.motion == Vec3::ZERO {
+                    ground.insert(c.seg, 0);
+                }
             }
         }
-        for (seg, towards) in sys.touching_segments(reach) {
-            held.entry(seg).or_default().push((u32::MAX, -towards));
+        for (k, s) in sys.segs.iter().enumerate() {
+            if sys.w[s.p as usize] == 0.0 || sys.w[s.p as usize + 1] == 0.0 {
+                ground.insert(k as u32, 0);
+            }
+        }
+        let touching = sys.touching_segments(reach);
+        let mut next: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &(a, b, _) in &touching {
+            next.entry(a).or_default().push(b);
+        }
+        // In order of the segments, so that the result does not depend on
+        // the maps' order.
+        let mut start: Vec<u32> = ground.keys().copied().collect();
+        start.sort_unstable();
+        let mut queue: VecDeque<u32> = start.into();
+        while let Some(s) = queue.pop_front() {
+            let hops = ground[&s];
+            if hops == GROUND_HOPS {
+                continue;
+            }
+            for &t in next.get(&s).into_iter().flatten() {
+                if let std::collections::hash_map::Entry::Vacant(e) = ground.entry(t) {
+                    e.insert(hops + 1);
+                    queue.push_back(t);
+                }
+            }
+        }
+        for &(a, b, towards) in &touching {
+            if ground.contains_key(&b) {
+                held.entry(a).or_default().push((Holder::Ground, -towards));
+            }
         }
         Self(held)
     }
 
-    /// Whether body contact `c`'s segment is pinched: it cannot give way
-    /// from the body because a particle of it is pinned, or something on
-    /// its other side (another body, or another segment) holds it.
-    fn holds(&self, sys: &CableSystem, c: &BodyContact) -> bool {
+    /// What pinches body contact `c`'s segment, if anything: it cannot give
+    /// way from the body because a particle of it is pinned, or another
+    /// body or a segment on the ground holds it on its other side. (Cables
+    /// that only touch each other, with nothing behind them, do not.)
+    fn holder(&self, sys: &CableSystem, c: &BodyContact) -> Option<Holder> {
         let p = sys.segs[c.seg as usize].p as usize;
-        sys.w[p] == 0.0
-            || sys.w[p + 1] == 0.0
-            || self.0.get(&c.seg).is_some_and(|held| {
-                held.iter()
-                    .any(|&(by, m)| by != c.body && m.dot(c.n) < -0.5)
-            })
+        if sys.w[p] == 0.0 || sys.w[p + 1] == 0.0 {
+            return Some(Holder::Ground);
+        }
+        let held = self.0.get(&c.seg)?;
+        held.iter()
+            .find(|&&(h, m)| m.dot(c.n) < -0.5 && !matches!(h, Holder::Body(b, ..) if b == c.body))
+            .map(|&(h, _)| h)
     }
 }
 
@@ -90,33 +146,47 @@ impl Pinch {
 const SUPPORT_SKIN: f32 = 1.0e-3;
 
 /// A segment touching a dynamic body at the end of the cable stage that
-/// cannot give way from it ([`Pinch::holds`]: pinned, or held from the far
-/// side by another body or segment): in the next step, the rigid solver
-/// holds the body against the cable there as against a fixed point (a
-/// contact with the static body along `n`, a skin off). The body thus
-/// rests on the cable as on any support rather than sinking into it each
-/// step and being pushed out a step late (a 64 kg box on a cable lying on
-/// the floor kept bouncing at 0.1 m/s and never slept). The cable does not
-/// feel the body's weight (what holds it from the far side is taken to),
-/// so a cable free to move (a rope hanging between pins) gets no supports:
-/// a fixed point there would hold up a body the rope cannot.
+/// cannot give way from it ([`Pinch::holder`]): in the next step, the
+/// rigid solver holds the body off it, a skin off, by a contact (warm
+/// started from the same support's last impulses) with what holds the
+/// segment: the body behind it (through the cable's thickness), or the
+/// cable itself as a fixed point when a pin or the ground holds it. The
+/// body thus rests on the cable as on any support rather than sinking into
+/// it each step and being pushed out a step late (a 64 kg box on a cable
+/// lying on the floor kept bouncing at 0.1 m/s and never slept). The cable
+/// does not feel the body's weight (what holds it is taken to), so a cable
+/// free to move (a rope hanging between pins, away from them) gets no
+/// supports: a fixed point there would hold up a body the rope cannot.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CableSupport {
-    /// The body's slot.
+    /// The body's slot, and what holds it up: another body's slot (a
+    /// two-body contact through the cable, the cable's thickness taken
+    /// out of the gap) or `u32::MAX` (the cable itself, fixed).
     body: u32,
+    holder: u32,
+    /// The holder's point (on the far body, or on the cable's surface).
+    far: Vec3,
     /// Out of the body, towards the cable.
     n: Vec3,
-    /// The body's surface point and the gap from it to the cable's surface.
+    /// The body's surface point, and the gap from it to the holder's
+    /// point (less the cable's thickness between two bodies).
     point: Vec3,
     separation: f32,
     mu: f32,
+    /// The segment and where along it (in sixteenths), to find the same
+    /// support in the next step; and the impulses it took in the last
+    /// rigid solve (its warm start in the next).
+    seg: u32,
+    at: i32,
+    pub(super) impulse: PointImpulse,
 }
 
 impl World {
     /// The rigid solver's constraints for the cable supports of bodies it
     /// moves (after the contacts' ones).
     pub(super) fn cable_support_constraints(&mut self) {
-        for sup in &self.cable_supports {
+        self.support_constraints.clear();
+        for (k, sup) in self.cable_supports.iter().enumerate() {
             let si = self
                 .solver_index
                 .get(sup.body as usize)
@@ -134,16 +204,30 @@ impl World {
             // weight at its 30 Hz stiffness), and a cable stage that found
             // the body inside the cable would push it out a step late.
             let separation = sup.separation - SUPPORT_SKIN;
-            let cable_point = sup.point + sup.n * separation;
+            // A static or sleeping holder is solver body 0.
+            let (hi, far_com) = match self.bodies.by_index(sup.holder) {
+                Some(h) => (
+                    self.solver_index
+                        .get(sup.holder as usize)
+                        .copied()
+                        .unwrap_or(0),
+                    h.com,
+                ),
+                None => (0, sup.far),
+            };
+            if hi == si {
+                continue;
+            }
+            self.support_constraints.push(k);
             self.constraints.push(ContactConstraint::new(
                 si,
-                0,
+                hi,
                 &self.solver_bodies[si as usize],
-                &SolverBody::STATIC,
+                &self.solver_bodies[hi as usize],
                 b.com,
-                cable_point,
+                far_com,
                 sup.n,
-                &[(sup.point, cable_point, separation, PointImpulse::default())],
+                &[(sup.point, sup.far, separation, sup.impulse)],
                 sup.mu,
                 0.0,
             ));
@@ -285,10 +369,13 @@ impl World {
         }
         // Before the cables take their new velocities (the bound needs
         // those they had).
+        let awake = |c: &BodyContact| {
+            c.dynamic && self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping)
+        };
         let pinch = sys
             .body_contacts
             .iter()
-            .any(|c| c.dynamic)
+            .any(awake)
             .then(|| Pinch::new(&sys, self.settings.speculative_distance));
         let scale = self.impulse_bounds(&sys, pinch.as_ref());
         sys.store(&mut self.cables);
@@ -315,12 +402,13 @@ impl World {
     /// The share of its cable impulses each dynamic body takes (1 unless
     /// less), so that they never throw it off the cables faster than the
     /// collision can: along the impulses' sum `d`, the body's point where
-    /// they act leaves at most at `max(−e·a, c, 0)`, `a` its speed along
-    /// `d` before (negative while it comes on), `e` the contacts'
-    /// restitution and `c` the fastest any particle of the touching cables
-    /// moved along `d` at the step's start or end (a thrown cable may
-    /// push it up to its own speed). Only for a body pinching a segment
-    /// ([`Pinch::holds`]); elsewhere momentum is kept exactly. The stage
+    /// they act leaves at most as fast as off a cable of no give moving at
+    /// `c`, `max(c + e·max(c − a, 0), −e·a, 0)`, `a` its speed along `d`
+    /// before (negative while it comes on), `e` the contacts' restitution
+    /// and `c` the fastest any particle of the touching segments moved
+    /// along `d` at the step's start or end (a thrown cable may push a body
+    /// up to its own speed). Only for a body pinching a segment
+    /// ([`Pinch::holder`]); elsewhere momentum is kept exactly. The stage
     /// moves a body along its path as if it had no give: a cable caught
     /// between it and the floor is pushed out of the body and back by the
     /// floor in every pass, and the body was credited with all those
@@ -338,7 +426,8 @@ impl World {
             e: f32,
             c: f32,
             pinched: bool,
-            touched: Vec<usize>,
+            /// The contacts' segments' particles (cable, index in it).
+            touched: Vec<(usize, usize)>,
         }
         let mut sums: std::collections::BTreeMap<u32, Sum> = Default::default();
         fn add(
@@ -379,8 +468,10 @@ impl World {
             }
             let s = add(&mut sums, c.body, c.impulse, c.point);
             s.e = s.e.max(c.e);
-            s.pinched |= pinch.holds(sys, c);
-            s.touched.push(sys.segs[c.seg as usize].cable as usize);
+            s.pinched |= pinch.holder(sys, c).is_some();
+            let seg = &sys.segs[c.seg as usize];
+            let local = (seg.p - base[seg.cable as usize]) as usize;
+            s.touched.push((seg.cable as usize, local));
         }
         for &(body, j, point) in &sys.retired {
             if j != Vec3::ZERO {
@@ -396,12 +487,10 @@ impl World {
                 continue;
             }
             let d = s.j / len;
-            s.touched.sort_unstable();
-            s.touched.dedup();
-            for &k in &s.touched {
-                let first = base[k] as usize;
-                let c = &self.cables[k];
-                for (v0, v1) in c.v.iter().zip(&sys.v[first..first + c.v.len()]) {
+            for &(k, i) in &s.touched {
+                let first = base[k] as usize + i;
+                let before = &self.cables[k].v[i..i + 2];
+                for (v0, v1) in before.iter().zip(&sys.v[first..first + 2]) {
                     s.c = s.c.max(v0.dot(d)).max(v1.dot(d));
                 }
             }
@@ -409,7 +498,8 @@ impl World {
             let a = (b.linear_velocity + b.angular_velocity.cross(r)).dot(d);
             let rd = r.cross(d);
             let gain = len * (b.inv_mass + rd.dot(b.inv_inertia_world * rd));
-            let cap = (-s.e * a).max(s.c).max(0.0);
+            // As if off a cable of no give moving at `c`.
+            let cap = (s.c + s.e * (s.c - a).max(0.0)).max(-s.e * a).max(0.0);
             if a + gain > cap && gain > 0.0 {
                 out.insert(body, ((cap - a) / gain).clamp(0.0, 1.0));
             }
@@ -420,22 +510,46 @@ impl World {
     /// The body contacts the stage ends with that touch a dynamic body, or
     /// nearly (the world's speculative distance): the next step's supports.
     fn find_cable_supports(&mut self, sys: &CableSystem, pinch: Option<&Pinch>) {
-        self.cable_supports.clear();
+        // The last ones' impulses, to start the same supports with.
+        let last: std::collections::HashMap<(u32, u32, u32, i32), PointImpulse> = self
+            .cable_supports
+            .drain(..)
+            .map(|s| ((s.body, s.seg, s.holder, s.at), s.impulse))
+            .collect();
         let Some(pinch) = pinch else {
             return;
         };
         let reach = self.settings.speculative_distance;
         for c in &sys.body_contacts {
             let separation = gap(sys, c);
-            if c.dynamic && separation < reach && pinch.holds(sys, c) {
-                self.cable_supports.push(CableSupport {
-                    body: c.body,
-                    n: c.n,
-                    point: c.point,
-                    separation,
-                    mu: c.mu,
-                });
+            // (A NaN gap is no support.)
+            if !c.dynamic || separation.is_nan() || separation >= reach {
+                continue;
             }
+            let (holder, far, separation) = match pinch.holder(sys, c) {
+                None => continue,
+                // Through the cable to the body behind it.
+                Some(Holder::Body(h, q, g)) => (h, q, separation + g),
+                // The cable, held up by the ground, as a fixed point.
+                Some(Holder::Ground) => (u32::MAX, c.point + c.n * separation, separation),
+            };
+            let at = (c.s * 16.0).round() as i32;
+            let impulse = last
+                .get(&(c.body, c.seg, holder, at))
+                .copied()
+                .unwrap_or_default();
+            self.cable_supports.push(CableSupport {
+                body: c.body,
+                holder,
+                far,
+                n: c.n,
+                point: c.point,
+                separation,
+                mu: c.mu,
+                seg: c.seg,
+                at,
+                impulse,
+            });
         }
     }
 

@@ -113,6 +113,8 @@ pub struct World {
     /// Cables touching dynamic bodies at the last cable stage's end: the
     /// rigid solver's supports in the next step (`world/cables.rs`).
     cable_supports: Vec<cables::CableSupport>,
+    /// The support (index) of each constraint after the contacts' ones.
+    support_constraints: Vec<usize>,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
 }
@@ -152,6 +154,7 @@ impl World {
             cables: Vec::new(),
             cable_system: Default::default(),
             cable_supports: Vec::new(),
+            support_constraints: Vec::new(),
             cable_stats: Default::default(),
         }
     }
@@ -778,6 +781,13 @@ impl World {
             for i in 0..con.count {
                 c.impulses[i] = con.point_impulse(i);
                 c.total_impulse[i] = con.points[i].total_normal_impulse;
+            }
+        }
+        // The cable supports' impulses, to start them with next step.
+        let first = self.constraint_contact.len();
+        for (k, &si) in self.support_constraints.iter().enumerate() {
+            if let Some(sup) = self.cable_supports.get_mut(si) {
+                sup.impulse = self.constraints[first + k].point_impulse(0);
             }
         }
     }
