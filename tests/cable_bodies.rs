@@ -562,11 +562,19 @@ fn a_kinematic_paddle_sweeps_cables_ahead_of_it() {
 
 /// Drops a 0.4 × 0.2 × 0.4 m box of `mass` with its bottom at `drop` onto
 /// what `w` holds, whose top is at `top`, and checks for 5 s that it never
-/// rises above where it was dropped, falls asleep within 1.5 s, never sinks
-/// more than 3 mm below `top` from the second second on, sleeps within
-/// 3 mm of it (not held up above the cables) and never moves while asleep
-/// (cables still settling under it may wake it).
-fn box_comes_to_rest(mut w: World, mass: f32, drop: f32, top: f32, what: &str) {
+/// rises above where it was dropped, falls asleep within `within.0` steps,
+/// never sinks more than `within.1` below `top` from the second second on,
+/// sleeps within `within.1` of it (not held up above the cables) and never
+/// moves while asleep (cables still settling under it may wake it).
+fn box_comes_to_rest(
+    mut w: World,
+    mass: f32,
+    drop: f32,
+    top: f32,
+    what: &str,
+    within: (usize, f32),
+) {
+    let (steps, tol) = within;
     let mut spec = BodySpec::new(ShapeSpec::Box {
         half_extents: [0.2, 0.1, 0.2],
     })
@@ -584,14 +592,14 @@ fn box_comes_to_rest(mut w: World, mass: f32, drop: f32, top: f32, what: &str) {
         );
         if step >= 60 {
             assert!(
-                bottom > top - 0.003,
+                bottom > top - tol,
                 "{what}, {mass} kg: step {step}: box bottom {bottom} m, {top} m below"
             );
         }
         if b.sleeping {
             slept.get_or_insert(step);
             assert!(
-                bottom < top + 0.003,
+                bottom < top + tol,
                 "{what}, {mass} kg: step {step}: asleep at {bottom} m, {top} m below"
             );
             if let Some(p) = asleep_at {
@@ -609,7 +617,7 @@ fn box_comes_to_rest(mut w: World, mass: f32, drop: f32, top: f32, what: &str) {
         let v = w.body(id).unwrap().linear_velocity;
         panic!("{what}, {mass} kg: the box never slept (moving at {v})")
     });
-    assert!(step < 90, "{what}, {mass} kg: slept only at step {step}");
+    assert!(step < steps, "{what}, {mass} kg: slept only at step {step}");
 }
 
 fn lay_cable(w: &mut World, from: [f32; 3], to: [f32; 3]) -> u64 {
@@ -620,9 +628,12 @@ fn lay_cable(w: &mut World, from: [f32; 3], to: [f32; 3]) -> u64 {
 
 /// Boxes of 0.5, 5 and 50 kg dropped 5 cm onto three cables lying on the
 /// floor, onto three lying on a free 20 kg slab on the floor, and 10 cm
-/// onto a heap of three crossed layers of cables, come to rest on them and
-/// sleep within 1.5 s (they do within 0.6–1.1 s; see
-/// [`box_comes_to_rest`]). The cable stage moves a body as if it had no
+/// onto a heap of three crossed layers of cables, come to rest on them
+/// within 3 mm and sleep within 1.5 s (they do within 0.6–1.1 s; see
+/// [`box_comes_to_rest`]); dropped 5 cm onto two crossed layers on the
+/// slab, they rest within 5 mm of the nominal top and sleep within 4 s
+/// (the upper layer creeps up over a millimetre as it settles; the 0.5 kg
+/// box sleeps at 2.7 s, 3.1 mm above the nominal top, on the cables). The cable stage moves a body as if it had no
 /// give, so a segment pinched between it and what holds the segment from
 /// the other side was pushed out of the body and back in every pass, and
 /// the body credited with every push. On the code before, the box on the
@@ -639,11 +650,11 @@ fn boxes_dropped_on_cables_rest_on_them_and_sleep() {
         for z in [-0.12f32, 0.0, 0.12] {
             lay_cable(&mut w, [-1.0, 0.02, z], [1.0, 0.02, z]);
         }
-        box_comes_to_rest(w, mass, 0.09, 0.04, "on the floor");
+        box_comes_to_rest(w, mass, 0.09, 0.04, "on the floor", (90, 0.003));
 
         let mut w = common::on_floor(3.0);
         let slab = BodySpec::new(ShapeSpec::Box {
-            half_extents: [1.2, 0.05, 0.5],
+            half_extents: [1.2, 0.05, 1.2],
         })
         .position([0.0, 0.05, 0.0])
         .mass(20.0);
@@ -651,7 +662,16 @@ fn boxes_dropped_on_cables_rest_on_them_and_sleep() {
         for z in [-0.12f32, 0.0, 0.12] {
             lay_cable(&mut w, [-1.0, 0.12, z], [1.0, 0.12, z]);
         }
-        box_comes_to_rest(w, mass, 0.19, 0.14, "on a slab");
+        box_comes_to_rest(w, mass, 0.19, 0.14, "on a slab", (90, 0.003));
+
+        let mut w = common::on_floor(3.0);
+        w.add_body(&slab).unwrap();
+        for k in 0..5 {
+            let o = -0.3 + 0.15 * k as f32;
+            lay_cable(&mut w, [-1.0, 0.12, o], [1.0, 0.12, o]);
+            lay_cable(&mut w, [o, 0.16, -1.0], [o, 0.16, 1.0]);
+        }
+        box_comes_to_rest(w, mass, 0.23, 0.18, "on two layers on a slab", (240, 0.005));
 
         let mut w = common::on_floor(3.0);
         for layer in 0..3 {
@@ -665,7 +685,7 @@ fn boxes_dropped_on_cables_rest_on_them_and_sleep() {
                 }
             }
         }
-        box_comes_to_rest(w, mass, 0.25, 0.12, "on a heap");
+        box_comes_to_rest(w, mass, 0.25, 0.12, "on a heap", (90, 0.003));
     }
 }
 

@@ -73,15 +73,14 @@
 //!    body is held where it was relative to the body, and a dynamic body
 //!    gets the momentum the held particles lose, `m·(x − x_held)/h` each.
 //!    Where a segment is pinched by a dynamic body (pinned, or held from
-//!    its other side by another body or by a cable on the ground), the
-//!    stage, which moves the
-//!    body as if it had no give, would push the segment out of the body
-//!    and have it pushed back in every pass, crediting the body with each
-//!    push (a box dropped onto cables on the floor was thrown off at
+//!    its other side by another body or by a cable a body or pin holds
+//!    up), the stage, which moves the body as if it had no give, would
+//!    push the segment out of the body and have it pushed back in every
+//!    pass, crediting the body with each push (a box dropped onto cables on the floor was thrown off at
 //!    48 m/s): such a body's impulses are scaled down so that it leaves no
 //!    faster than restitution or the touching cables' own speed allow, and
 //!    the contact becomes a contact of the next step's rigid solve (with
-//!    the body behind the cable, or with the cable as a fixed point;
+//!    the body under the cables, or with the cable as a fixed point;
 //!    `world/cables.rs`, `CableSupport`), so the body rests on the cable
 //!    instead of sinking in and being pushed out.
 //!    The coupling stays staggered: bodies get the cables' impulses after

@@ -60,11 +60,16 @@ enum Holder {
     /// A body (its slot): its surface point at the contact and the gap
     /// from there to the segment's surface.
     Body(u32, Vec3, f32),
-    /// The ground: a pin, or another segment held up by a body that does
-    /// not move or a pin, directly or through at most [`GROUND_HOPS`]
-    /// other segments.
-    Ground,
+    /// Another segment held up by a body, directly or through at most
+    /// [`GROUND_HOPS`] other segments touching in turn (a heap's layers),
+    /// or a pin: the body's slot, or `u32::MAX` for a body that does not
+    /// move or a pin (the ground), and the gap from that body to its
+    /// segment.
+    Ground(u32, f32),
 }
+
+/// The root of [`Holder::Ground`] that does not move.
+const FIXED: u32 = u32::MAX;
 
 /// How many touching segments a segment may be from one a body that does
 /// not move (or a pin) holds, and still count as held up (a heap's layers).
@@ -78,8 +83,9 @@ impl Pinch {
     fn new(sys: &CableSystem, reach: f32) -> Self {
         use std::collections::{HashMap, VecDeque};
         let mut held: HashMap<u32, Vec<(Holder, Vec3)>> = HashMap::new();
-        // Segments on the ground, with their distance in touching hops.
-        let mut ground: HashMap<u32, u32> = HashMap::new();
+        // Segments held up, with their distance in touching hops and what
+        // holds them up at the root (what does not move first).
+        let mut ground: HashMap<u32, (u32, u32, f32)> = HashMap::new();
         for c in &sys.body_contacts {
             let g = gap(sys, c);
             if g < reach {
@@ -87,13 +93,19 @@ impl Pinch {
                     .or_default()
                     .push((Holder::Body(c.body, c.point, g), c.n));
                 if !c.dynamic && c.motion == Vec3::ZERO {
-                    ground.insert(c.seg, 0);
+                    ground.insert(c.seg, (0, FIXED, 0.0));
                 }
             }
         }
         for (k, s) in sys.segs.iter().enumerate() {
             if sys.w[s.p as usize] == 0.0 || sys.w[s.p as usize + 1] == 0.0 {
-                ground.insert(k as u32, 0);
+                ground.insert(k as u32, (0, FIXED, 0.0));
+            }
+        }
+        for c in &sys.body_contacts {
+            let g = gap(sys, c);
+            if g < reach {
+                ground.entry(c.seg).or_insert((0, c.body, g.max(0.0)));
             }
         }
         let touching = sys.touching_segments(reach);
@@ -107,20 +119,22 @@ impl Pinch {
         start.sort_unstable();
         let mut queue: VecDeque<u32> = start.into();
         while let Some(s) = queue.pop_front() {
-            let hops = ground[&s];
+            let (hops, root, g) = ground[&s];
             if hops == GROUND_HOPS {
                 continue;
             }
             for &t in next.get(&s).into_iter().flatten() {
                 if let std::collections::hash_map::Entry::Vacant(e) = ground.entry(t) {
-                    e.insert(hops + 1);
+                    e.insert((hops + 1, root, g));
                     queue.push_back(t);
                 }
             }
         }
         for &(a, b, towards) in &touching {
-            if ground.contains_key(&b) {
-                held.entry(a).or_default().push((Holder::Ground, -towards));
+            if let Some(&(_, root, g)) = ground.get(&b) {
+                held.entry(a)
+                    .or_default()
+                    .push((Holder::Ground(root, g), -towards));
             }
         }
         Self(held)
@@ -128,16 +142,22 @@ impl Pinch {
 
     /// What pinches body contact `c`'s segment, if anything: it cannot give
     /// way from the body because a particle of it is pinned, or another
-    /// body or a segment on the ground holds it on its other side. (Cables
-    /// that only touch each other, with nothing behind them, do not.)
+    /// body or a segment held up by a body or pin holds it on its other
+    /// side. (Cables that only touch each other, with nothing behind them,
+    /// do not.)
     fn holder(&self, sys: &CableSystem, c: &BodyContact) -> Option<Holder> {
         let p = sys.segs[c.seg as usize].p as usize;
         if sys.w[p] == 0.0 || sys.w[p + 1] == 0.0 {
-            return Some(Holder::Ground);
+            return Some(Holder::Ground(FIXED, 0.0));
         }
         let held = self.0.get(&c.seg)?;
         held.iter()
-            .find(|&&(h, m)| m.dot(c.n) < -0.5 && !matches!(h, Holder::Body(b, ..) if b == c.body))
+            .find(|&&(h, m)| {
+                let by = match h {
+                    Holder::Body(b, ..) | Holder::Ground(b, _) => b,
+                };
+                m.dot(c.n) < -0.5 && by != c.body
+            })
             .map(|&(h, _)| h)
     }
 }
@@ -369,8 +389,11 @@ impl World {
         }
         // Before the cables take their new velocities (the bound needs
         // those they had).
+        // (A sleeping body that got an impulse is bounded too.)
         let awake = |c: &BodyContact| {
-            c.dynamic && self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping)
+            c.dynamic
+                && (c.impulse != Vec3::ZERO
+                    || self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping))
         };
         let pinch = sys
             .body_contacts
@@ -520,19 +543,29 @@ impl World {
             return;
         };
         let reach = self.settings.speculative_distance;
+        let mut wake = Vec::new();
         for c in &sys.body_contacts {
             let separation = gap(sys, c);
             // (A NaN gap is no support.)
             if !c.dynamic || separation.is_nan() || separation >= reach {
                 continue;
             }
+            let on_cable = c.point + c.n * separation;
             let (holder, far, separation) = match pinch.holder(sys, c) {
                 None => continue,
                 // Through the cable to the body behind it.
                 Some(Holder::Body(h, q, g)) => (h, q, separation + g),
-                // The cable, held up by the ground, as a fixed point.
-                Some(Holder::Ground) => (u32::MAX, c.point + c.n * separation, separation),
+                // Through cables to the body under them (its gap to them
+                // too), or the cable as a fixed point when the ground holds
+                // it.
+                Some(Holder::Ground(root, g)) => (root, on_cable, separation + g),
             };
+            // A sleeping body holding an awake one wakes (with its island).
+            if self.bodies.by_index(holder).is_some_and(|h| h.sleeping)
+                && self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping)
+            {
+                wake.push(holder);
+            }
             let at = (c.s * 16.0).round() as i32;
             let impulse = last
                 .get(&(c.body, c.seg, holder, at))
@@ -550,6 +583,9 @@ impl World {
                 at,
                 impulse,
             });
+        }
+        for slot in wake {
+            self.wake_index(slot);
         }
     }
 
