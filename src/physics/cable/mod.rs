@@ -76,13 +76,14 @@
 //!    its other side by another body or by a cable a body or pin holds
 //!    up), the stage, which moves the body as if it had no give, would
 //!    push the segment out of the body and have it pushed back in every
-//!    pass, crediting the body with each push (a box dropped onto cables on the floor was thrown off at
-//!    48 m/s): such a body's impulses are scaled down so that it leaves no
-//!    faster than restitution or the touching cables' own speed allow, and
-//!    the contact becomes a contact of the next step's rigid solve (with
-//!    the body under the cables, or with the cable as a fixed point;
-//!    `world/cables.rs`, `CableSupport`), so the body rests on the cable
-//!    instead of sinking in and being pushed out.
+//!    pass, crediting the body with each push (a box dropped onto cables
+//!    on the floor was thrown off at 48 m/s): such a body's impulses are
+//!    scaled down so that it leaves no faster than restitution or the
+//!    touching cables' own speed allow, and the contact becomes a contact
+//!    of the next step's rigid solve (with the body under the cables, or
+//!    with the cable as a fixed point; `world/cables.rs`, `CableSupport`),
+//!    so the body rests on the cable instead of sinking in and being
+//!    pushed out.
 //!    The coupling stays staggered: bodies get the cables' impulses after
 //!    the stage, so a heavy, fast body feels a taut rope's pull a step
 //!    late and stretches it further than it should.

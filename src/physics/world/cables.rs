@@ -54,6 +54,12 @@ fn gap(sys: &CableSystem, c: &BodyContact) -> f32 {
     c.n.dot(sys.x[p].lerp(sys.x[p + 1], c.s) - c.point) - c.radius
 }
 
+/// Whether a particle of segment `seg` is pinned.
+fn pinned(sys: &CableSystem, seg: usize) -> bool {
+    let p = sys.segs[seg].p as usize;
+    sys.w[p] == 0.0 || sys.w[p + 1] == 0.0
+}
+
 /// What holds a segment from the side away from a body.
 #[derive(Clone, Copy, Debug)]
 enum Holder {
@@ -84,7 +90,7 @@ impl Pinch {
         use std::collections::{HashMap, VecDeque};
         let mut held: HashMap<u32, Vec<(Holder, Vec3)>> = HashMap::new();
         // Segments held up, with their distance in touching hops and what
-        // holds them up at the root (what does not move first).
+        // holds them up at the root (what does not move before any body).
         let mut ground: HashMap<u32, (u32, u32, f32)> = HashMap::new();
         for c in &sys.body_contacts {
             let g = gap(sys, c);
@@ -94,18 +100,14 @@ impl Pinch {
                     .push((Holder::Body(c.body, c.point, g), c.n));
                 if !c.dynamic && c.motion == Vec3::ZERO {
                     ground.insert(c.seg, (0, FIXED, 0.0));
+                } else {
+                    ground.entry(c.seg).or_insert((0, c.body, g.max(0.0)));
                 }
             }
         }
-        for (k, s) in sys.segs.iter().enumerate() {
-            if sys.w[s.p as usize] == 0.0 || sys.w[s.p as usize + 1] == 0.0 {
+        for k in 0..sys.segs.len() {
+            if pinned(sys, k) {
                 ground.insert(k as u32, (0, FIXED, 0.0));
-            }
-        }
-        for c in &sys.body_contacts {
-            let g = gap(sys, c);
-            if g < reach {
-                ground.entry(c.seg).or_insert((0, c.body, g.max(0.0)));
             }
         }
         let touching = sys.touching_segments(reach);
@@ -146,8 +148,7 @@ impl Pinch {
     /// side. (Cables that only touch each other, with nothing behind them,
     /// do not.)
     fn holder(&self, sys: &CableSystem, c: &BodyContact) -> Option<Holder> {
-        let p = sys.segs[c.seg as usize].p as usize;
-        if sys.w[p] == 0.0 || sys.w[p + 1] == 0.0 {
+        if pinned(sys, c.seg as usize) {
             return Some(Holder::Ground(FIXED, 0.0));
         }
         let held = self.0.get(&c.seg)?;
@@ -181,7 +182,7 @@ const SUPPORT_SKIN: f32 = 1.0e-3;
 pub(super) struct CableSupport {
     /// The body's slot, and what holds it up: another body's slot (a
     /// two-body contact through the cable, the cable's thickness taken
-    /// out of the gap) or `u32::MAX` (the cable itself, fixed).
+    /// out of the gap) or [`FIXED`] (the cable itself, fixed).
     body: u32,
     holder: u32,
     /// The holder's point (on the far body, or on the cable's surface).
@@ -388,9 +389,9 @@ impl World {
             sys.finish_substep(h, self.settings.cable_audit);
         }
         // Before the cables take their new velocities (the bound needs
-        // those they had).
-        // (A sleeping body that got an impulse is bounded too.)
-        let awake = |c: &BodyContact| {
+        // those they had). Only for a dynamic body that is awake (it may get
+        // a support) or got an impulse (it may be bounded).
+        let concerned = |c: &BodyContact| {
             c.dynamic
                 && (c.impulse != Vec3::ZERO
                     || self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping))
@@ -398,7 +399,7 @@ impl World {
         let pinch = sys
             .body_contacts
             .iter()
-            .any(awake)
+            .any(concerned)
             .then(|| Pinch::new(&sys, self.settings.speculative_distance));
         let scale = self.impulse_bounds(&sys, pinch.as_ref());
         sys.store(&mut self.cables);
@@ -442,6 +443,7 @@ impl World {
         sys: &CableSystem,
         pinch: Option<&Pinch>,
     ) -> std::collections::HashMap<u32, f32> {
+        #[derive(Default)]
         struct Sum {
             j: Vec3,
             at: Vec3,
@@ -459,15 +461,7 @@ impl World {
             j: Vec3,
             at: Vec3,
         ) -> &mut Sum {
-            let s = sums.entry(body).or_insert_with(|| Sum {
-                j: Vec3::ZERO,
-                at: Vec3::ZERO,
-                weight: 0.0,
-                e: 0.0,
-                c: 0.0,
-                pinched: false,
-                touched: Vec::new(),
-            });
+            let s = sums.entry(body).or_default();
             let m = j.length();
             s.j += j;
             s.at += at * m;
