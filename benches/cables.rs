@@ -116,12 +116,18 @@ fn main() {
             let s = w.cable_stats;
             if trace {
                 println!(
-                    "  step {}: {:.1} ms, {} pairs, {} contacts, {} extensions",
+                    "  step {}: {:.1} ms, {} pairs, {} contacts, {} extensions; pairs {:.1}, extensions {:.1}, body contacts {:.1}, solve {:.1}, verify {:.1}, substep ends {:.1} ms",
                     31 + step,
                     started.elapsed().as_secs_f64() * 1e3,
                     s.pairs,
                     s.contacts,
-                    s.rebuilds + s.extensions
+                    s.rebuilds + s.extensions,
+                    s.ms_pairs,
+                    s.ms_extend,
+                    s.ms_bodies,
+                    s.ms_solve,
+                    s.ms_verify,
+                    s.ms_finish
                 );
             }
             for (acc, x) in phases.iter_mut().zip([
