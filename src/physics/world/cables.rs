@@ -1,13 +1,14 @@
 //! Stage 7 of the step: cables (see `physics/cable/`).
 
 use super::continuous::angle_between;
-use super::World;
+use super::{sleep_speed, World};
 use crate::physics::aabb::Aabb;
 use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, HoldBack, PARALLEL_FROM};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
 use crate::physics::solver::{ContactConstraint, PointImpulse};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A nearest point this close to a segment's end (as a share of its
@@ -166,6 +167,19 @@ impl Pinch {
 /// How far off a cable the rigid solver holds a body resting on it (m).
 const SUPPORT_SKIN: f32 = 1.0e-3;
 
+/// A segment within this of the distance its body contact keeps is
+/// touching the body (for waking a sleeping one): twice the support skin.
+const TOUCHING: f32 = 2.0e-3;
+
+/// What the cables did to a body in a stage ([`World::cable_loads`]).
+struct Load {
+    body: u32,
+    /// No more than a load resting on it.
+    load: bool,
+    /// A particle touching it moves faster than twice the sleep speed.
+    moving: bool,
+}
+
 /// A segment touching a dynamic body at the end of the cable stage that
 /// cannot give way from it ([`Pinch::holder`]): in the next step, the
 /// rigid solver holds the body off it, a skin off, by a contact (warm
@@ -259,6 +273,7 @@ impl World {
     /// pairs and body contacts found once per step, then XPBD substeps that
     /// solve segments and contacts and prove that no two segments crossed.
     pub(super) fn step_cables(&mut self, dt: f32) {
+        self.cable_rest_speed.clear();
         if self.cables.is_empty() {
             self.cable_stats = Default::default();
             return;
@@ -402,7 +417,30 @@ impl World {
             .any(concerned)
             .then(|| Pinch::new(&sys, self.settings.speculative_distance));
         let scale = self.impulse_bounds(&sys, pinch.as_ref());
+        let loads = self.cable_loads(&sys, &scale, dt);
         sys.store(&mut self.cables);
+        // A sleeping body holds cables as a static one does: it wakes (with
+        // its island) when they do more than rest on it or move against
+        // it; else their impulses are dropped. An awake body they only
+        // load rests if it was slow before their impulse (which the next
+        // contact solve takes back) or is slow after it; any other is
+        // judged by its speed after.
+        let mut woken = Vec::new();
+        for l in &loads {
+            let Some(b) = self.bodies.by_index(l.body) else {
+                continue;
+            };
+            if b.sleeping {
+                if !l.load || l.moving {
+                    woken.push(l.body);
+                }
+            } else if l.load {
+                self.cable_rest_speed.push((l.body, sleep_speed(b)));
+            }
+        }
+        for &slot in &woken {
+            self.wake_index(slot);
+        }
         let impulses = sys
             .body_contacts
             .iter()
@@ -412,15 +450,91 @@ impl World {
                 continue;
             }
             let k = scale.get(&body).copied().unwrap_or(1.0);
-            if let Some(b) = self.bodies.by_index_mut(body) {
-                b.apply_impulse(impulse * k, Some(point));
-                b.sleeping = false;
-                b.sleep_time = 0.0;
+            match self.bodies.by_index_mut(body) {
+                // Left asleep: dropped.
+                Some(b) if !b.sleeping => b.apply_impulse(impulse * k, Some(point)),
+                _ => {}
             }
         }
         self.find_cable_supports(&sys, pinch.as_ref());
         self.cable_stats = sys.stats;
         self.cable_system = sys;
+    }
+
+    /// The bodies (slots) of each support of the last stage between two
+    /// bodies: one island for sleep, so that they fall asleep together
+    /// (else the one still awake would wake the other, through the cables
+    /// between them, every time it fell asleep).
+    pub(super) fn cable_support_pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.cable_supports
+            .iter()
+            .filter(|s| s.holder != FIXED)
+            .map(|s| (s.body, s.holder))
+    }
+
+    /// What the cables did to each dynamic body they gave an impulse (or,
+    /// asleep, touched) this step, by slot: whether it was no more than a
+    /// load resting on the body, and (for a sleeping body) whether a
+    /// touching particle moves faster than twice the sleep speed. A load: along gravity, at most one and a
+    /// half times the weight over the step of every cable touching the
+    /// body; across or against gravity, too little to move the body at
+    /// the sleep speed. Cables lying or draped on a body are such a load; a
+    /// cable falling onto it, dragging it or pulled taut against it is not.
+    fn cable_loads(&self, sys: &CableSystem, scale: &HashMap<u32, f32>, dt: f32) -> Vec<Load> {
+        // Per body: the net impulse, the cables touching it, and whether a
+        // touching particle moves.
+        let mut per: HashMap<u32, (Vec3, Vec<u32>, bool)> = HashMap::new();
+        let threshold = self.settings.sleep.speed_threshold;
+        for c in &sys.body_contacts {
+            if !c.dynamic {
+                continue;
+            }
+            let asleep = self.bodies.by_index(c.body).is_some_and(|b| b.sleeping);
+            if c.impulse == Vec3::ZERO && !asleep {
+                continue;
+            }
+            let (j, cables, moving) = per.entry(c.body).or_default();
+            *j += c.impulse;
+            let seg = sys.segs[c.seg as usize];
+            if !cables.contains(&seg.cable) {
+                cables.push(seg.cable);
+            }
+            // Touching (within 2 mm of the distance the contact keeps, at
+            // the stage's end) and faster than twice the sleep speed: a
+            // cable sliding out from under a sleeping body, say. (Not
+            // within the contacts' whole speculative reach: the ends of a
+            // cable draped over a box swing beside it for a while; and a
+            // settled cable still creeps at 0.05–0.1 m/s where it touches.)
+            let p = seg.p as usize;
+            let xs = sys.x[p].lerp(sys.x[p + 1], c.s);
+            let gap = c.n.dot(xs) - c.offset - c.radius;
+            *moving |=
+                gap < TOUCHING && sys.v[p].length().max(sys.v[p + 1].length()) > 2.0 * threshold;
+        }
+        for &(body, impulse, _) in &sys.retired {
+            per.entry(body).or_default().0 += impulse;
+        }
+        let g = self.settings.gravity;
+        let down = g.normalize_or_zero();
+        let mut out: Vec<Load> = per
+            .into_iter()
+            .filter_map(|(body, (j, cables, moving))| {
+                let b = self.bodies.by_index(body)?;
+                let mass: f32 = cables
+                    .iter()
+                    .map(|&c| self.cables[c as usize].spec.mass)
+                    .sum();
+                let j = j * scale.get(&body).copied().unwrap_or(1.0);
+                let along = j.dot(down).max(0.0);
+                let across = j - down * along;
+                let load = along <= 1.5 * g.length() * dt * mass
+                    && across.length() * b.inv_mass <= threshold;
+                Some(Load { body, load, moving })
+            })
+            .collect();
+        // In a fixed order (bodies wake the same either way).
+        out.sort_unstable_by_key(|l| l.body);
+        out
     }
 
     /// The share of its cable impulses each dynamic body takes (1 unless

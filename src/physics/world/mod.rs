@@ -115,6 +115,9 @@ pub struct World {
     cable_supports: Vec<cables::CableSupport>,
     /// The support (index) of each constraint after the contacts' ones.
     support_constraints: Vec<usize>,
+    /// Each awake body (slot) the last cable stage gave an impulse, with
+    /// its sleep speed before that impulse (see [`Self::update_sleep`]).
+    cable_rest_speed: Vec<(u32, f32)>,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
 }
@@ -155,6 +158,7 @@ impl World {
             cable_system: Default::default(),
             cable_supports: Vec::new(),
             support_constraints: Vec::new(),
+            cable_rest_speed: Vec::new(),
             cable_stats: Default::default(),
         }
     }
@@ -217,12 +221,32 @@ impl World {
         Ok(id)
     }
 
-    /// Removes a cable. False when the id is unknown.
+    /// Removes a cable; wakes the sleeping bodies it may have touched (a
+    /// sleeping body holds cables as a static one does, and would hang
+    /// where they held it up). False when the id is unknown.
     pub fn remove_cable(&mut self, id: u64) -> bool {
-        let before = self.cables.len();
-        self.cables.retain(|c| c.id != id);
+        let Some(k) = self.cables.iter().position(|c| c.id == id) else {
+            return false;
+        };
+        let cable = self.cables.remove(k);
         self.cable_supports.clear();
-        self.cables.len() != before
+        let reach = cable.spec.radius + self.settings.speculative_distance;
+        let first = Aabb::new(cable.x[0], cable.x[0]);
+        let around = cable
+            .x
+            .iter()
+            .fold(first, |a, &p| a.union(&Aabb::new(p, p)))
+            .expanded(reach);
+        let near: Vec<u32> = self
+            .bodies
+            .iter()
+            .filter(|(_, b)| b.sleeping && b.shape.aabb(&b.pose).overlaps(&around))
+            .map(|(h, _)| h.index)
+            .collect();
+        for i in near {
+            self.wake_index(i);
+        }
+        true
     }
 
     pub fn cable(&self, id: u64) -> Option<&Cable> {
@@ -808,16 +832,33 @@ impl World {
                 uf.union(c.a, c.b);
             }
         }
+        // A body resting on cables and the body under them.
+        for (a, b) in self.cable_support_pairs() {
+            let awake = |i: u32| {
+                self.bodies
+                    .by_index(i)
+                    .is_some_and(|b| b.is_dynamic() && !b.sleeping)
+            };
+            if awake(a) && awake(b) {
+                uf.union(a, b);
+            }
+        }
         // Smallest rest time per island root.
         let mut min_rest = vec![f32::INFINITY; n];
+        let mut before_cables = vec![f32::INFINITY; n];
+        for &(slot, speed) in &self.cable_rest_speed {
+            before_cables[slot as usize] = speed;
+        }
         for (h, b) in self.bodies.iter_mut() {
             if !b.is_dynamic() || b.sleeping {
                 continue;
             }
-            let speed = b
-                .linear_velocity
-                .length()
-                .max(b.angular_velocity.length() * b.bounding_radius);
+            // A body the cables pushed rests if it was slow before their
+            // impulse or is slow after it: a body with cables lying on it
+            // gets their weight every step (which the next contact solve
+            // takes back), one hanging from a cable gets gravity first and
+            // the cable's pull after.
+            let speed = sleep_speed(b).min(before_cables[h.index as usize]);
             if settings.enabled && speed < settings.speed_threshold {
                 b.sleep_time += dt;
             } else {
@@ -953,4 +994,12 @@ fn lap(slot: &mut f32, since: Instant) -> Instant {
     let now = Instant::now();
     *slot = (now - since).as_secs_f32() * 1000.0;
     now
+}
+
+/// The speed a body's sleep is judged by: its centre's, or its surface's
+/// from turning, whichever is larger.
+pub(super) fn sleep_speed(b: &Body) -> f32 {
+    b.linear_velocity
+        .length()
+        .max(b.angular_velocity.length() * b.bounding_radius)
 }
