@@ -87,10 +87,11 @@
 //!    The coupling stays staggered: bodies get the cables' impulses after
 //!    the stage, so a heavy, fast body feels a taut rope's pull a step
 //!    late and stretches it further than it should. A sleeping body holds
-//!    cables as a static one does; they wake it only for more than a
-//!    resting load (along gravity, 1.5× the touching cables' weight over
-//!    the step) or by moving against it (`World::cable_loads`), so bodies
-//!    with cables lying on them sleep.
+//!    cables as a static one does; they wake it only for more than a load
+//!    (down, 1.5× the touching cables' weight over the step; up, 1.5× the
+//!    body's; across, too little to move it), for sideways pulls adding
+//!    up, or for a touching cable moving faster than twice the sleep speed
+//!    (`World::cable_loads`), so bodies with cables lying on them sleep.
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction

@@ -1,7 +1,7 @@
 //! Stage 7 of the step: cables (see `physics/cable/`).
 
 use super::continuous::angle_between;
-use super::{sleep_speed, World};
+use super::World;
 use crate::physics::aabb::Aabb;
 use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, HoldBack, PARALLEL_FROM};
 use crate::physics::collision;
@@ -178,6 +178,8 @@ struct Load {
     load: bool,
     /// A particle touching it moves faster than twice the sleep speed.
     moving: bool,
+    /// The net impulse's part across gravity.
+    across: Vec3,
 }
 
 /// A segment touching a dynamic body at the end of the cable stage that
@@ -420,27 +422,43 @@ impl World {
         let loads = self.cable_loads(&sys, &scale, dt);
         sys.store(&mut self.cables);
         // A sleeping body holds cables as a static one does: it wakes (with
-        // its island) when they do more than rest on it or move against
-        // it; else their impulses are dropped. An awake body they only
-        // load rests if it was slow before their impulse (which the next
-        // contact solve takes back) or is slow after it; any other is
-        // judged by its speed after.
+        // its island) when they do more than rest on it, move as they touch
+        // it, or (a little each step) pull it sideways by as much as the
+        // sleep speed; else their impulses are dropped.
+        let threshold = self.settings.sleep.speed_threshold;
         let mut woken = Vec::new();
         for l in &loads {
             let Some(b) = self.bodies.by_index(l.body) else {
                 continue;
             };
-            if b.sleeping {
-                if !l.load || l.moving {
-                    woken.push(l.body);
-                }
-            } else if l.load {
-                self.cable_rest_speed.push((l.body, sleep_speed(b)));
+            if !b.sleeping {
+                continue;
+            }
+            let drift = self.cable_drift.entry(l.body).or_default();
+            *drift += l.across;
+            if !l.load || l.moving || drift.length() * b.inv_mass > threshold {
+                woken.push(l.body);
             }
         }
         for &slot in &woken {
             self.wake_index(slot);
         }
+        let bodies = &self.bodies;
+        self.cable_drift
+            .retain(|&slot, _| bodies.by_index(slot).is_some_and(|b| b.sleeping));
+        // An awake body the cables only load rests by its speed after their
+        // impulses less the parts of them that push it down (which the next
+        // contact solve takes back, as it does gravity's), turning
+        // included; any other by its speed after.
+        let down = self.settings.gravity.normalize_or_zero();
+        let mut rest: Vec<(u32, Vec3, Vec3)> = loads
+            .iter()
+            .filter(|l| l.load)
+            .filter_map(|l| {
+                let b = self.bodies.by_index(l.body)?;
+                (!b.sleeping).then_some((l.body, b.linear_velocity, b.angular_velocity))
+            })
+            .collect();
         let impulses = sys
             .body_contacts
             .iter()
@@ -449,11 +467,25 @@ impl World {
             if impulse == Vec3::ZERO {
                 continue;
             }
-            let k = scale.get(&body).copied().unwrap_or(1.0);
-            match self.bodies.by_index_mut(body) {
-                // Left asleep: dropped.
-                Some(b) if !b.sleeping => b.apply_impulse(impulse * k, Some(point)),
-                _ => {}
+            let j = impulse * scale.get(&body).copied().unwrap_or(1.0);
+            let Some(b) = self.bodies.by_index_mut(body) else {
+                continue;
+            };
+            // Left asleep: dropped.
+            if b.sleeping {
+                continue;
+            }
+            if let Some(r) = rest.iter_mut().find(|r| r.0 == body) {
+                let kept = j - down * j.dot(down).max(0.0);
+                r.1 += kept * b.inv_mass;
+                r.2 += b.inv_inertia_world * (point - b.com).cross(kept);
+            }
+            b.apply_impulse(j, Some(point));
+        }
+        for (slot, v, w) in rest {
+            if let Some(b) = self.bodies.by_index(slot) {
+                let speed = v.length().max(w.length() * b.bounding_radius);
+                self.cable_rest_speed.push((slot, speed));
             }
         }
         self.find_cable_supports(&sys, pinch.as_ref());
@@ -477,14 +509,24 @@ impl World {
     /// load resting on the body, and (for a sleeping body) whether a
     /// touching particle moves faster than twice the sleep speed. A load: along gravity, at most one and a
     /// half times the weight over the step of every cable touching the
-    /// body; across or against gravity, too little to move the body at
-    /// the sleep speed. Cables lying or draped on a body are such a load; a
-    /// cable falling onto it, dragging it or pulled taut against it is not.
+    /// body; against gravity, at most one and a half times the body's own
+    /// weight (a rope holding it up); across gravity, too little to move
+    /// the body at the sleep speed. Cables lying or draped on a body, or a
+    /// rope it rests on, are such a load; a cable falling onto it, dragging
+    /// it or pulled taut against it is not.
     fn cable_loads(&self, sys: &CableSystem, scale: &HashMap<u32, f32>, dt: f32) -> Vec<Load> {
         // Per body: the net impulse, the cables touching it, and whether a
         // touching particle moves.
         let mut per: HashMap<u32, (Vec3, Vec<u32>, bool)> = HashMap::new();
         let threshold = self.settings.sleep.speed_threshold;
+        // Each cable's first particle in the system (the cables still hold
+        // the positions the stage began with).
+        let mut first = Vec::with_capacity(self.cables.len());
+        let mut n = 0;
+        for c in &self.cables {
+            first.push(n);
+            n += c.x.len();
+        }
         for c in &sys.body_contacts {
             if !c.dynamic {
                 continue;
@@ -499,17 +541,20 @@ impl World {
             if !cables.contains(&seg.cable) {
                 cables.push(seg.cable);
             }
-            // Touching (within 2 mm of the distance the contact keeps, at
-            // the stage's end) and faster than twice the sleep speed: a
-            // cable sliding out from under a sleeping body, say. (Not
-            // within the contacts' whole speculative reach: the ends of a
-            // cable draped over a box swing beside it for a while; and a
-            // settled cable still creeps at 0.05–0.1 m/s where it touches.)
+            // Touching (within 2 mm of the distance the contact keeps, as
+            // the stage began or at its end) and faster than twice the
+            // sleep speed at the end: a cable sliding out from under a
+            // sleeping body, or falling away from under it. (Not within
+            // the contacts' whole speculative reach: the ends of a cable
+            // draped over a box swing beside it for a while; and a settled
+            // cable still creeps at 0.05–0.1 m/s where it touches.)
             let p = seg.p as usize;
-            let xs = sys.x[p].lerp(sys.x[p + 1], c.s);
-            let gap = c.n.dot(xs) - c.offset - c.radius;
-            *moving |=
-                gap < TOUCHING && sys.v[p].length().max(sys.v[p + 1].length()) > 2.0 * threshold;
+            let gap = |a: Vec3, b: Vec3| c.n.dot(a.lerp(b, c.s)) - c.offset - c.radius;
+            let cable = &self.cables[seg.cable as usize];
+            let i = p - first[seg.cable as usize];
+            let touching = gap(sys.x[p], sys.x[p + 1]).min(gap(cable.x[i], cable.x[i + 1]));
+            *moving |= touching < TOUCHING
+                && sys.v[p].length().max(sys.v[p + 1].length()) > 2.0 * threshold;
         }
         for &(body, impulse, _) in &sys.retired {
             per.entry(body).or_default().0 += impulse;
@@ -525,11 +570,20 @@ impl World {
                     .map(|&c| self.cables[c as usize].spec.mass)
                     .sum();
                 let j = j * scale.get(&body).copied().unwrap_or(1.0);
-                let along = j.dot(down).max(0.0);
+                let along = j.dot(down);
                 let across = j - down * along;
-                let load = along <= 1.5 * g.length() * dt * mass
+                // Down: the cables' weight; up: holding up the body's own
+                // (a rope it rests on); across: not enough to move it.
+                let weight = g.length() * dt;
+                let load = along <= 1.5 * weight * mass
+                    && -along * b.inv_mass <= 1.5 * weight
                     && across.length() * b.inv_mass <= threshold;
-                Some(Load { body, load, moving })
+                Some(Load {
+                    body,
+                    load,
+                    moving,
+                    across,
+                })
             })
             .collect();
         // In a fixed order (bodies wake the same either way).

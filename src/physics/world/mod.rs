@@ -115,9 +115,12 @@ pub struct World {
     cable_supports: Vec<cables::CableSupport>,
     /// The support (index) of each constraint after the contacts' ones.
     support_constraints: Vec<usize>,
-    /// Each awake body (slot) the last cable stage gave an impulse, with
-    /// its sleep speed before that impulse (see [`Self::update_sleep`]).
+    /// Each awake body (slot) the last cable stage only loaded, with the
+    /// speed its rest is judged by (`world/cables.rs`).
     cable_rest_speed: Vec<(u32, f32)>,
+    /// Each sleeping body's (slot) cable impulses across gravity dropped
+    /// since it fell asleep: a steady small pull adds up and wakes it.
+    cable_drift: HashMap<u32, Vec3>,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
 }
@@ -159,6 +162,7 @@ impl World {
             cable_supports: Vec::new(),
             support_constraints: Vec::new(),
             cable_rest_speed: Vec::new(),
+            cable_drift: HashMap::new(),
             cable_stats: Default::default(),
         }
     }
@@ -346,6 +350,8 @@ impl World {
             return false;
         };
         let index = h.index;
+        // Its island first: bodies resting on cables it holds up share it.
+        self.wake_index(index);
         self.cable_supports.clear();
         let mut touched = Vec::new();
         let removed = self.contacts.retain(|c| c.a != index && c.b != index);
@@ -845,20 +851,18 @@ impl World {
         }
         // Smallest rest time per island root.
         let mut min_rest = vec![f32::INFINITY; n];
-        let mut before_cables = vec![f32::INFINITY; n];
+        let mut cable_rest = vec![None; n];
         for &(slot, speed) in &self.cable_rest_speed {
-            before_cables[slot as usize] = speed;
+            cable_rest[slot as usize] = Some(speed);
         }
         for (h, b) in self.bodies.iter_mut() {
             if !b.is_dynamic() || b.sleeping {
                 continue;
             }
-            // A body the cables pushed rests if it was slow before their
-            // impulse or is slow after it: a body with cables lying on it
-            // gets their weight every step (which the next contact solve
-            // takes back), one hanging from a cable gets gravity first and
-            // the cable's pull after.
-            let speed = sleep_speed(b).min(before_cables[h.index as usize]);
+            // A body the cables only loaded: by its speed less their push
+            // down (a body with cables lying on it gets their weight every
+            // step, which the next contact solve takes back).
+            let speed = cable_rest[h.index as usize].unwrap_or_else(|| sleep_speed(b));
             if settings.enabled && speed < settings.speed_threshold {
                 b.sleep_time += dt;
             } else {
@@ -998,7 +1002,7 @@ fn lap(slot: &mut f32, since: Instant) -> Instant {
 
 /// The speed a body's sleep is judged by: its centre's, or its surface's
 /// from turning, whichever is larger.
-pub(super) fn sleep_speed(b: &Body) -> f32 {
+fn sleep_speed(b: &Body) -> f32 {
     b.linear_velocity
         .length()
         .max(b.angular_velocity.length() * b.bounding_radius)
