@@ -841,6 +841,13 @@ fn bodies_dropped_on_random_cable_piles_are_never_thrown() {
     assert!(thrown.is_empty(), "{} drops: {thrown:?}", thrown.len());
 }
 
+/// A dynamic box of `half` extents at `at`, of `mass` kg.
+fn box_spec(half: [f32; 3], at: [f32; 3], mass: f32) -> BodySpec {
+    BodySpec::new(ShapeSpec::Box { half_extents: half })
+        .position(at)
+        .mass(mass)
+}
+
 /// Steps `w` for `steps` steps; for each of `ids`, the step it first fell
 /// asleep at (if it did) and the last step it woke at (0 if never),
 /// checking that no body moves, or has a velocity, while asleep (an
@@ -894,11 +901,7 @@ fn sleep_steps(
 /// (see the next tests).
 #[test]
 fn bodies_with_cables_lying_on_them_fall_asleep() {
-    let slab = BodySpec::new(ShapeSpec::Box {
-        half_extents: [1.2, 0.05, 1.2],
-    })
-    .position([0.0, 0.05, 0.0])
-    .mass(20.0);
+    let slab = box_spec([1.2, 0.05, 1.2], [0.0, 0.05, 0.0], 20.0);
     for case in 0..4 {
         let mut w = common::on_floor(3.0);
         let mut ids = Vec::new();
@@ -912,11 +915,7 @@ fn bodies_with_cables_lying_on_them_fall_asleep() {
             }
             1 | 2 => {
                 let mass = if case == 1 { 5.0 } else { 0.5 };
-                let bx = BodySpec::new(ShapeSpec::Box {
-                    half_extents: [0.3, 0.2, 0.3],
-                })
-                .position([0.0, 0.2, 0.0])
-                .mass(mass);
+                let bx = box_spec([0.3, 0.2, 0.3], [0.0, 0.2, 0.0], mass);
                 ids.push(w.add_body(&bx).unwrap());
                 lay_cable(&mut w, [-1.0, 0.5, 0.0], [1.0, 0.5, 0.0]);
                 if case == 1 {
@@ -927,11 +926,7 @@ fn bodies_with_cables_lying_on_them_fall_asleep() {
             }
             _ => {
                 ids.push(w.add_body(&slab).unwrap());
-                let bx = BodySpec::new(ShapeSpec::Box {
-                    half_extents: [0.2, 0.1, 0.2],
-                })
-                .position([0.0, 0.2, 0.0])
-                .mass(3.0);
+                let bx = box_spec([0.2, 0.1, 0.2], [0.0, 0.2, 0.0], 3.0);
                 ids.push(w.add_body(&bx).unwrap());
                 lay_cable(&mut w, [-1.0, 0.32, 0.0], [1.0, 0.32, 0.0]);
                 "a box on a slab, a cable draped over both"
@@ -960,13 +955,7 @@ fn bodies_with_cables_lying_on_them_fall_asleep() {
 fn a_cable_falling_on_a_sleeping_box_wakes_it_and_the_box_sleeps_again() {
     let mut w = common::on_floor(3.0);
     let bx = w
-        .add_body(
-            &BodySpec::new(ShapeSpec::Box {
-                half_extents: [0.3, 0.2, 0.3],
-            })
-            .position([0.0, 0.2, 0.0])
-            .mass(5.0),
-        )
+        .add_body(&box_spec([0.3, 0.2, 0.3], [0.0, 0.2, 0.0], 5.0))
         .unwrap();
     let slept = sleep_steps(&mut w, &[bx], 60, "the box alone");
     assert!(slept[0].0.is_some() && w.body(bx).unwrap().sleeping);
@@ -1026,11 +1015,11 @@ fn boxes_dropped_tilted_on_random_cable_piles_rest_and_sleep() {
         let mut w = common::on_floor(3.0);
         let on_slab = lcg(&mut seed) < 0.5;
         let base = if on_slab {
-            let slab = BodySpec::new(ShapeSpec::Box {
-                half_extents: [1.2, 0.05, 1.2],
-            })
-            .position([0.0, 0.05, 0.0])
-            .mass(5.0 + 30.0 * lcg(&mut seed));
+            let slab = box_spec(
+                [1.2, 0.05, 1.2],
+                [0.0, 0.05, 0.0],
+                5.0 + 30.0 * lcg(&mut seed),
+            );
             w.add_body(&slab).unwrap();
             0.1
         } else {
@@ -1138,13 +1127,7 @@ fn a_box_pushed_slowly_through_a_cable_stays_awake_and_one_left_hanging_wakes() 
         )
         .unwrap();
         let bx = w
-            .add_body(
-                &BodySpec::new(ShapeSpec::Box {
-                    half_extents: [0.2, 0.2, 0.2],
-                })
-                .position([0.0, 0.2, 0.0])
-                .mass(2.0),
-            )
+            .add_body(&box_spec([0.2, 0.2, 0.2], [0.0, 0.2, 0.0], 2.0))
             .unwrap();
         // Paddle, cable and box touching from the start.
         lay_cable(&mut w, [-0.6, 0.1, -0.22], [0.6, 0.1, -0.22]);
@@ -1186,13 +1169,7 @@ fn a_box_pushed_slowly_through_a_cable_stays_awake_and_one_left_hanging_wakes() 
     .unwrap();
     let cable = lay_cable(&mut w, [-0.6, 0.22, 0.0], [0.6, 0.22, 0.0]);
     let bx = w
-        .add_body(
-            &BodySpec::new(ShapeSpec::Box {
-                half_extents: [0.08, 0.05, 0.08],
-            })
-            .position([0.0, 0.3, 0.0])
-            .mass(0.2),
-        )
+        .add_body(&box_spec([0.08, 0.05, 0.08], [0.0, 0.3, 0.0], 0.2))
         .unwrap();
     let mut slept = false;
     for _ in 0..240 {
@@ -1232,13 +1209,7 @@ fn a_box_pushed_slowly_through_a_cable_stays_awake_and_one_left_hanging_wakes() 
         .unwrap();
     lay_cable(&mut w, [-0.6, 0.22, 0.0], [0.6, 0.22, 0.0]);
     let bx = w
-        .add_body(
-            &BodySpec::new(ShapeSpec::Box {
-                half_extents: [0.08, 0.05, 0.08],
-            })
-            .position([0.0, 0.3, 0.0])
-            .mass(0.2),
-        )
+        .add_body(&box_spec([0.08, 0.05, 0.08], [0.0, 0.3, 0.0], 0.2))
         .unwrap();
     for _ in 0..240 {
         w.step();
