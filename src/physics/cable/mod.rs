@@ -81,7 +81,7 @@
 //!    scaled down so that it leaves no faster than restitution or the
 //!    touching cables' own speed allow, and the contact becomes a contact
 //!    of the next step's rigid solve (with the body under the cables, or
-//!    with the cable as a fixed point; `world/cables.rs`, `CableSupport`),
+//!    with the cable as a fixed point; `world/cable_supports.rs`, `CableSupport`),
 //!    so the body rests on the cable instead of sinking in and being
 //!    pushed out.
 //!    The coupling stays staggered: bodies get the cables' impulses after
@@ -91,7 +91,7 @@
 //!    (down, 1.5× the touching cables' weight over the step; up, 1.5× the
 //!    body's; across, too little to move it), for sideways pulls adding
 //!    up, or for a touching cable moving faster than twice the sleep speed
-//!    (`World::cable_loads`), so bodies with cables lying on them sleep.
+//!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep.
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction

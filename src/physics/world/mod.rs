@@ -17,6 +17,8 @@ use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSet
 use std::collections::HashMap;
 use std::time::Instant;
 
+mod cable_sleep;
+mod cable_supports;
 mod cables;
 mod continuous;
 
@@ -111,12 +113,12 @@ pub struct World {
     cables: Vec<Cable>,
     cable_system: super::cable::solver::CableSystem,
     /// Cables touching dynamic bodies at the last cable stage's end: the
-    /// rigid solver's supports in the next step (`world/cables.rs`).
-    cable_supports: Vec<cables::CableSupport>,
+    /// rigid solver's supports in the next step (`world/cable_supports.rs`).
+    cable_supports: Vec<cable_supports::CableSupport>,
     /// The support (index) of each constraint after the contacts' ones.
     support_constraints: Vec<usize>,
     /// Each awake body (slot) the last cable stage only loaded, with the
-    /// speed its rest is judged by (`world/cables.rs`).
+    /// speed its rest is judged by (`world/cable_sleep.rs`).
     cable_rest_speed: Vec<(u32, f32)>,
     /// Each sleeping body's (slot) cable impulses across gravity dropped
     /// since it fell asleep: a steady small pull adds up and wakes it.
@@ -862,7 +864,9 @@ impl World {
             // A body the cables only loaded: by its speed less their push
             // down (a body with cables lying on it gets their weight every
             // step, which the next contact solve takes back).
-            let speed = cable_rest[h.index as usize].unwrap_or_else(|| sleep_speed(b));
+            let speed = cable_rest[h.index as usize].unwrap_or_else(|| {
+                sleep_speed(b.linear_velocity, b.angular_velocity, b.bounding_radius)
+            });
             if settings.enabled && speed < settings.speed_threshold {
                 b.sleep_time += dt;
             } else {
@@ -1001,9 +1005,7 @@ fn lap(slot: &mut f32, since: Instant) -> Instant {
 }
 
 /// The speed a body's sleep is judged by: its centre's, or its surface's
-/// from turning, whichever is larger.
-fn sleep_speed(b: &Body) -> f32 {
-    b.linear_velocity
-        .length()
-        .max(b.angular_velocity.length() * b.bounding_radius)
+/// (`radius` out) from turning, whichever is larger.
+pub(super) fn sleep_speed(linear: Vec3, angular: Vec3, radius: f32) -> f32 {
+    linear.length().max(angular.length() * radius)
 }
