@@ -6,7 +6,9 @@
 //! steps after 30 steps of falling; ARBITER_BENCH_SIZES, default
 //! `1000,10000,50000`; ARBITER_BENCH_SUBSTEPS and ARBITER_BENCH_PASSES,
 //! the world's defaults; ARBITER_BENCH_TRACE set: one line per measured
-//! step, to follow the heap as it settles).
+//! step, to follow the heap as it settles; ARBITER_BENCH_SETTLE, seconds:
+//! then also the same number of steps from that time on, the heap settled
+//! and its cables at rest asleep).
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
@@ -159,6 +161,27 @@ fn main() {
             "  phases (ms/step): pairs {:.2}, extensions {:.2}, body contacts {:.2}, solve {:.2}, verify {:.2}, substep ends {:.2}",
             phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]
         );
+        // The heap settled (ARBITER_BENCH_SETTLE seconds after the drop):
+        // the cables at rest asleep.
+        let settle = env_or("ARBITER_BENCH_SETTLE", 0) as usize * 60;
+        if settle > 0 {
+            while (w.tick() as usize) < settle {
+                w.step();
+            }
+            let t = Instant::now();
+            for _ in 0..steps {
+                w.step();
+            }
+            let ms = t.elapsed().as_secs_f64() * 1000.0 / steps as f64;
+            println!(
+                "  settled {} s: {ms:.2} ms/step, {} of {} cables asleep, {} pairs, {} contacts",
+                settle / 60,
+                w.cable_stats.asleep,
+                w.cables().len(),
+                w.cable_stats.pairs,
+                w.cable_stats.contacts
+            );
+        }
     }
     // Naive baseline: 500 edges (10 cables of 50), one substep's sweep of
     // all pairs, times the substeps of a step.

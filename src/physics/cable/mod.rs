@@ -130,6 +130,16 @@
 //!    comes within touching distance.
 //! 5. Velocities, damping and restitution (contacts approached faster than
 //!    1 m/s leave at `e` times that speed).
+//! 6. **Sleep** (`world/cable_sleep.rs`): a cable whose particles have
+//!    stayed slow for the sleep time (root mean square speed under the
+//!    sleep speed, none faster than twice that, no awake dynamic body in
+//!    contact) falls asleep. Its particles are then loaded as pinned: no
+//!    chain solve, no body contacts, no pairs with segments that cannot
+//!    move; a pile at rest costs nothing. Before each stage, a sleeping
+//!    cable that an awake segment faster than four times the sleep speed
+//!    or a moving body may reach within the step wakes (at rest, so the
+//!    no-crossing argument above is unchanged: within a step a particle
+//!    is either free or pinned throughout).
 //!
 //! Threads (radius 0) collide with a 1 mm thickness ([`MIN_THICKNESS`]):
 //! the crossing guarantee needs no thickness, but contacts at zero distance
@@ -138,7 +148,7 @@
 use super::math::Vec3;
 use serde::{Deserialize, Serialize};
 
-mod pairs;
+pub(crate) mod pairs;
 pub(crate) mod solver;
 
 /// Runs `a` and `b`, on two threads when `par`. Each writes only its own
@@ -326,6 +336,13 @@ pub struct Cable {
     pub w: Vec<f32>,
     pub rest: f32,
     pub particle_mass: f32,
+    /// Asleep: its particles hold still (velocities zero) and the stage
+    /// treats them as pinned until something wakes it
+    /// (`world/cable_sleep.rs`).
+    pub sleeping: bool,
+    /// Seconds it has rested (every particle slower than the sleep speed,
+    /// touched by no awake dynamic body).
+    pub sleep_time: f32,
 }
 
 impl Cable {
@@ -355,6 +372,8 @@ impl Cable {
             w,
             rest: (b - a).length() / n as f32,
             particle_mass,
+            sleeping: false,
+            sleep_time: 0.0,
         })
     }
 

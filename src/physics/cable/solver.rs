@@ -91,6 +91,8 @@ pub struct CableStats {
     /// touch this step) found within touching distance at a substep's end.
     /// Zero is the promise.
     pub audit_missed: u64,
+    /// Cables asleep after the step.
+    pub asleep: u64,
     /// Wall-clock time (ms) of the step's phases: pairs (tubes, grid,
     /// distance filter; full rebuilds included), tube extensions (with
     /// their local pair search), body contacts, the substeps' prediction,
@@ -427,7 +429,12 @@ impl CableSystem {
             let base = self.x.len() as u32;
             self.x.extend_from_slice(&c.x);
             self.v.extend_from_slice(&c.v);
-            self.w.extend_from_slice(&c.w);
+            if c.sleeping {
+                // Held like pins (its velocities are zero).
+                self.w.resize(self.x.len(), 0.0);
+            } else {
+                self.w.extend_from_slice(&c.w);
+            }
             let compliance = 1.0 / c.spec.stiffness;
             for s in 0..c.segments() as u32 {
                 self.segs.push(Seg {
@@ -444,21 +451,31 @@ impl CableSystem {
                 damping: c.spec.damping,
             });
         }
-        // Lanes: cut at the cable boundary nearest each share.
+        // Lanes: cut at the cable boundary nearest each share. A sleeping
+        // cable is in none (nothing of it is solved).
         self.lanes.clear();
-        let share = self.segs.len().div_ceil(LANES).clamp(1, LANE_SEGMENTS);
-        let mut start = 0;
+        let awake: usize = cables
+            .iter()
+            .filter(|c| !c.sleeping)
+            .map(|c| c.segments())
+            .sum();
+        let share = awake.div_ceil(LANES).clamp(1, LANE_SEGMENTS);
+        let (mut start, mut lane_start) = (0, 0);
         for c in cables {
             let end = start + c.segments();
-            let lane_start = self.lanes.last().map_or(0, |l| l.1);
-            if end - lane_start >= share {
+            if c.sleeping {
+                if lane_start < start {
+                    self.lanes.push((lane_start, start));
+                }
+                lane_start = end;
+            } else if end - lane_start >= share {
                 self.lanes.push((lane_start, end));
+                lane_start = end;
             }
             start = end;
         }
-        let done = self.lanes.last().map_or(0, |l| l.1);
-        if done < self.segs.len() {
-            self.lanes.push((done, self.segs.len()));
+        if lane_start < start {
+            self.lanes.push((lane_start, start));
         }
         let n = self.x.len();
         if self.last_dev.len() != n {

@@ -1,9 +1,35 @@
 //! Sleep for bodies the cables touch: what the cables did to each body
 //! (`cable_loads`), and their impulses given, or dropped for a body left
-//! asleep (`apply_cable_impulses`). See `world/cables.rs`.
+//! asleep (`apply_cable_impulses`). And the cables' own sleep
+//! (`update_cable_sleep`, `wake_cables`). See `world/cables.rs`.
+//!
+//! # Cables' sleep
+//!
+//! A cable rests while its particles' root mean square speed is under the
+//! sleep speed, none of them faster than twice that, and no awake dynamic
+//! body has a contact with it; after the sleep time of rest it falls
+//! asleep. Asleep, its velocities are zero and the stage loads its
+//! particles as pinned: it is in no chain solve, no body contact and no
+//! pair with another segment that cannot move, and it holds what rests on
+//! it as a static body would; with every cable asleep the stage does
+//! nothing. Each cable sleeps on its own: a heap is one island that some
+//! cable always disturbs somewhere. Before each stage a sleeping cable
+//! wakes when an awake cable's segment with a particle faster than four
+//! times the sleep speed may come within 5 mm of it in the step, or a body
+//! that moved in the step may reach it (their boxes over the step against
+//! the sleepers' segments, kept in a grid): it wakes before it is hit, so
+//! what comes at it meets it awake. It also wakes when a
+//! cable or body near it is removed, a body near it is moved by an edit,
+//! gravity changes, or sleep is switched off. Slower cables rest on it or
+//! creep along it as on a static body, and one sliding away from under it
+//! slower than that leaves it where it is.
 
+use super::cables::Move;
 use super::{sleep_speed, World};
+use crate::physics::aabb::Aabb;
+use crate::physics::cable::pairs::{overlap, Grid};
 use crate::physics::cable::solver::CableSystem;
+use crate::physics::cable::MIN_THICKNESS;
 use crate::physics::math::Vec3;
 use std::collections::HashMap;
 
@@ -193,6 +219,186 @@ impl World {
             if let Some(b) = self.bodies.by_index(slot) {
                 let speed = sleep_speed(v, w, b.bounding_radius);
                 self.cable_rest_speed.push((slot, speed));
+            }
+        }
+    }
+}
+
+/// A cable rests while its particles' root mean square speed is under the
+/// sleep speed and none is faster than this many times that.
+const SLEEP_PEAK: f32 = 2.0;
+
+/// A sleeping cable wakes when an awake segment with a particle faster
+/// than this many times the sleep speed may come within [`WAKE_GAP`] of it
+/// (slower ones rest on it or creep along it, as on a static body).
+const WAKE_SPEED: f32 = 4.0;
+
+/// How close (beyond both radii) such a segment may come in the step.
+const WAKE_GAP: f32 = 5.0e-3;
+
+/// The sleeping cables' segment boxes in a grid, with each box's cable
+/// (index), kept until a cable falls asleep, wakes, comes or goes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sleepers {
+    grid: Grid,
+    boxes: Vec<(Vec3, Vec3)>,
+    cable: Vec<u32>,
+    valid: bool,
+}
+
+impl Sleepers {
+    /// To be built again before the next use.
+    pub(super) fn invalidate(&mut self) {
+        self.valid = false;
+    }
+}
+
+impl World {
+    /// Wakes each sleeping cable that an awake cable's segment moving
+    /// faster than twice the sleep speed, or a body that moved in the step
+    /// (`moves`), may reach within the step. Whether any cable is awake
+    /// (the stage has something to do).
+    pub(super) fn wake_cables(&mut self, moves: &[Option<Move>], dt: f32) -> bool {
+        if !self.cables.iter().any(|c| c.sleeping) {
+            return true;
+        }
+        if !self.settings.sleep.enabled {
+            for c in &mut self.cables {
+                c.sleeping = false;
+                c.sleep_time = 0.0;
+            }
+            self.sleepers.invalidate();
+            return true;
+        }
+        let margin = self.settings.speculative_distance;
+        // Boxes padded by half the wake gap each.
+        let thickness = |r: f32| r.max(MIN_THICKNESS as f32) + 0.5 * WAKE_GAP;
+        if !self.sleepers.valid {
+            let sl = &mut self.sleepers;
+            sl.boxes.clear();
+            sl.cable.clear();
+            for (k, c) in self.cables.iter().enumerate().filter(|(_, c)| c.sleeping) {
+                let pad = Vec3::splat(thickness(c.spec.radius));
+                for p in c.x.windows(2) {
+                    sl.boxes.push((p[0].min(p[1]) - pad, p[0].max(p[1]) + pad));
+                    sl.cable.push(k as u32);
+                }
+            }
+            sl.grid.build(&sl.boxes, false);
+            sl.valid = true;
+        }
+        let mut wake = vec![false; self.cables.len()];
+        let mut found = Vec::new();
+        let sl = &self.sleepers;
+        let mut reach = |b: (Vec3, Vec3)| {
+            found.clear();
+            sl.grid.query(&b, |_| false, &mut found);
+            for &k in &found {
+                if overlap(&b, &sl.boxes[k as usize]) {
+                    wake[sl.cable[k as usize] as usize] = true;
+                }
+            }
+        };
+        // Awake segments over the step: from where they are to where their
+        // velocity and gravity take them (at most).
+        let fast = WAKE_SPEED * self.settings.sleep.speed_threshold;
+        let fall = self.settings.gravity * dt * dt;
+        for c in self.cables.iter().filter(|c| !c.sleeping) {
+            let pad = Vec3::splat(thickness(c.spec.radius));
+            for i in 0..c.segments() {
+                let ends = [i, i + 1];
+                if ends.iter().all(|&k| c.v[k].length() <= fast) {
+                    continue;
+                }
+                let mut b = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+                for k in ends {
+                    let to = c.x[k] + c.v[k] * dt + fall;
+                    b = (b.0.min(c.x[k]).min(to), b.1.max(c.x[k]).max(to));
+                }
+                reach((b.0 - pad, b.1 + pad));
+            }
+        }
+        for (h, b) in self.bodies.iter() {
+            let Some(m) = moves[h.index as usize] else {
+                continue;
+            };
+            let swept = b
+                .shape
+                .aabb(&b.pose)
+                .union(&b.shape.aabb(&m.start))
+                .expanded(m.reach + margin);
+            reach((swept.min, swept.max));
+        }
+        for (c, _) in self.cables.iter_mut().zip(&wake).filter(|(_, &w)| w) {
+            c.sleeping = false;
+            c.sleep_time = 0.0;
+            self.sleepers.invalidate();
+        }
+        self.cables.iter().any(|c| !c.sleeping)
+    }
+
+    /// How far from a body a cable's particles may be while it touches the
+    /// body (the thickest cable's radius and the contacts' speculative
+    /// distance).
+    pub(super) fn cable_reach(&self) -> f32 {
+        let radius = self
+            .cables
+            .iter()
+            .map(|c| c.spec.radius)
+            .fold(0.0, f32::max);
+        radius.max(MIN_THICKNESS as f32) + self.settings.speculative_distance
+    }
+
+    /// Wakes the sleeping cables with a segment (its centre line) within
+    /// `around`.
+    pub(super) fn wake_cables_in(&mut self, around: &Aabb) {
+        let within = |p: &[Vec3]| around.overlaps(&Aabb::new(p[0].min(p[1]), p[0].max(p[1])));
+        for c in &mut self.cables {
+            if c.sleeping && c.x.windows(2).any(within) {
+                c.sleeping = false;
+                c.sleep_time = 0.0;
+                self.sleepers.invalidate();
+            }
+        }
+    }
+
+    /// After the stage: each awake cable that rested this step (its
+    /// particles' root mean square speed under the sleep speed, none faster
+    /// than twice that, no contact with an awake dynamic body) adds the
+    /// step to its rest, any other starts again; one that has
+    /// rested the sleep time falls asleep, its velocities zero.
+    pub(super) fn update_cable_sleep(&mut self, sys: &CableSystem, dt: f32) {
+        let settings = self.settings.sleep;
+        // Cables with a contact with an awake dynamic body (which may rest
+        // on them through a support that takes their impulse: asleep, they
+        // would give it no contact, and it would sink in and wake them).
+        let mut near_body = vec![false; self.cables.len()];
+        for c in &sys.body_contacts {
+            if c.dynamic && self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping) {
+                near_body[sys.segs[c.seg as usize].cable as usize] = true;
+            }
+        }
+        let slow = settings.speed_threshold * settings.speed_threshold;
+        for (c, near_body) in self.cables.iter_mut().zip(near_body) {
+            if c.sleeping {
+                continue;
+            }
+            // Its particles' root mean square speed under the sleep speed,
+            // none faster than twice that.
+            let (mut sum, mut most) = (0.0, 0.0f32);
+            for v in &c.v {
+                sum += v.length_squared();
+                most = most.max(v.length_squared());
+            }
+            let resting = settings.enabled
+                && !near_body
+                && sum < slow * c.v.len() as f32
+                && most < SLEEP_PEAK * SLEEP_PEAK * slow;
+            c.sleep_time = if resting { c.sleep_time + dt } else { 0.0 };
+            if resting && c.sleep_time >= settings.time_to_sleep {
+                c.sleeping = true;
+                c.v.fill(Vec3::ZERO);
+                self.sleepers.invalidate();
             }
         }
     }

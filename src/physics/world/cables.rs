@@ -31,10 +31,10 @@ impl Drop for SetOnDrop<'_> {
 /// (position and rotation); a contact's plane keeps its normal and moves
 /// with the contact point's displacement (it does not turn with the body).
 #[derive(Clone, Copy, Debug)]
-struct Move {
-    start: Pose,
+pub(super) struct Move {
+    pub(super) start: Pose,
     /// How far any point of the body moves in the step (at most).
-    reach: f32,
+    pub(super) reach: f32,
 }
 
 impl Move {
@@ -136,13 +136,21 @@ impl World {
     }
 
     fn cable_stage(&mut self, dt: f32) {
+        let moves = self.body_moves();
+        // Sleeping cables something may reach this step wake first; with
+        // every cable still asleep, nothing of the stage is left to do.
+        if !self.wake_cables(&moves, dt) {
+            self.cable_stats = Default::default();
+            self.cable_stats.asleep = self.cables.len() as u64;
+            self.cable_supports.clear();
+            return;
+        }
         let mut sys = std::mem::take(&mut self.cable_system);
         let n = self.settings.cable_substeps.max(1);
         let h = dt / n as f32;
         let g = self.settings.gravity;
         sys.load(&self.cables);
         sys.begin(dt, h, g);
-        let moves = self.body_moves();
         self.cable_body_contacts(&mut sys, None, &moves);
         sys.balance();
         for _ in 0..n {
@@ -200,7 +208,9 @@ impl World {
         sys.store(&mut self.cables);
         self.apply_cable_impulses(&sys, &scale, &loads);
         self.find_cable_supports(&sys, pinch.as_ref());
+        self.update_cable_sleep(&sys, dt);
         self.cable_stats = sys.stats;
+        self.cable_stats.asleep = self.cables.iter().filter(|c| c.sleeping).count() as u64;
         self.cable_system = sys;
     }
 

@@ -123,6 +123,9 @@ pub struct World {
     /// Each sleeping body's (slot) cable impulses across gravity dropped
     /// since it fell asleep: a steady small pull adds up and wakes it.
     cable_drift: HashMap<u32, Vec3>,
+    /// The sleeping cables' segments in a grid (for waking them), kept
+    /// while no cable falls asleep, wakes, comes or goes.
+    sleepers: cable_sleep::Sleepers,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
 }
@@ -165,6 +168,7 @@ impl World {
             support_constraints: Vec::new(),
             cable_rest_speed: Vec::new(),
             cable_drift: HashMap::new(),
+            sleepers: Default::default(),
             cable_stats: Default::default(),
         }
     }
@@ -222,6 +226,7 @@ impl World {
         let id = self.next_id;
         let cable = Cable::from_spec(spec, id)?;
         self.cables.push(cable);
+        self.sleepers.invalidate();
         self.next_id += 1;
         self.cable_supports.clear();
         Ok(id)
@@ -252,6 +257,9 @@ impl World {
         for i in near {
             self.wake_index(i);
         }
+        // Cables resting on it too (and the sleepers' indices moved).
+        self.wake_cables_in(&around);
+        self.sleepers.invalidate();
         true
     }
 
@@ -355,6 +363,11 @@ impl World {
         // Its island first: bodies resting on cables it holds up share it.
         self.wake_index(index);
         self.cable_supports.clear();
+        // And cables resting on it.
+        if let Some(b) = self.bodies.get(h) {
+            let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
+            self.wake_cables_in(&around);
+        }
         let mut touched = Vec::new();
         let removed = self.contacts.retain(|c| c.a != index && c.b != index);
         for c in &removed {
@@ -407,6 +420,7 @@ impl World {
         if b.is_static() && (linear_velocity.is_some() || angular_velocity.is_some()) {
             return Err("a static body has no velocity; make it kinematic".into());
         }
+        let before = b.shape.aabb(&b.pose);
         let mut pose = b.pose;
         if let Some(p) = position {
             pose.position = p;
@@ -431,6 +445,9 @@ impl World {
         self.cable_supports.clear();
         // Moving a body wakes whatever it touches now or touched before.
         self.wake_neighbours(h.index);
+        let reach = self.cable_reach();
+        self.wake_cables_in(&before.expanded(reach));
+        self.wake_cables_in(&aabb.expanded(reach));
         self.pending_moved.push(id);
         Ok(())
     }
@@ -981,6 +998,11 @@ impl World {
             b.sleeping = false;
             b.sleep_time = 0.0;
         }
+        for c in &mut self.cables {
+            c.sleeping = false;
+            c.sleep_time = 0.0;
+        }
+        self.sleepers.invalidate();
     }
 
     /// Total kinetic energy of the dynamic bodies (J).

@@ -274,11 +274,16 @@ impl CableSystem {
         self.grown.resize(self.segs.len(), false);
         self.grown_list.clear();
         self.candidates.clear();
-        let segs = &self.segs;
+        let (segs, w) = (&self.segs, &self.w);
+        let fixed = |s: u32| {
+            let p = segs[s as usize].p as usize;
+            w[p] == 0.0 && w[p + 1] == 0.0
+        };
         self.grid.pairs(
             &self.boxes,
-            // Neighbours share a particle: never a pair.
-            |i, j| segs[i as usize].p.abs_diff(segs[j as usize].p) <= 1,
+            // Neighbours share a particle: never a pair; nor two segments
+            // that cannot move (pinned or asleep).
+            |i, j| segs[i as usize].p.abs_diff(segs[j as usize].p) <= 1 || (fixed(i) && fixed(j)),
             n >= PARALLEL_FROM,
             &mut self.candidates,
         );

@@ -233,7 +233,8 @@ impl CableSystem {
         for i in 0..self.segs.len() {
             for j in i + 1..self.segs.len() {
                 let (pa, pb) = (self.segs[i].p as usize, self.segs[j].p as usize);
-                if pa.abs_diff(pb) <= 1 {
+                let fixed = |p: usize| self.w[p] == 0.0 && self.w[p + 1] == 0.0;
+                if pa.abs_diff(pb) <= 1 || (fixed(pa) && fixed(pb)) {
                     continue;
                 }
                 let at = |x: &[Vec3]| [d3(x[pa]), d3(x[pa + 1]), d3(x[pb]), d3(x[pb + 1])];
