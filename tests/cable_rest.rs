@@ -1,7 +1,7 @@
 //! Cables' own sleep (`world/cable_sleep.rs`): cables at rest fall asleep
-//! and hold still, the stage then costs nothing, and whatever may reach a
-//! sleeping cable (a cable or a body moving at it, the removal or moving
-//! of what holds it up) wakes it first, so that nothing passes through it.
+//! and hold still, a world of sleeping cables skips the stage, and
+//! whatever may reach a sleeping cable (a fast cable or a body moving at
+//! it, the removal or moving of what holds it up) wakes it first.
 
 mod common;
 
@@ -68,18 +68,42 @@ fn piles_of_cables_fall_asleep_and_hold_still() {
             );
         }
         assert!(w.cables().iter().all(|c| c.sleeping), "{what}");
+        // The stage did not run (its clocks were never started).
         let s = w.cable_stats;
         assert_eq!((s.pairs, s.contacts, s.body_contacts), (0, 0, 0), "{what}");
+        assert_eq!(
+            (s.ms_pairs, s.ms_solve, s.ms_bodies),
+            (0.0, 0.0, 0.0),
+            "{what}"
+        );
         assert_eq!(s.asleep, w.cables().len() as u64, "{what}");
     }
+}
+
+/// The distance between the centre lines of segments `a` and `b` (one
+/// sampled in 1 mm steps or finer: enough for the touching test below).
+fn segment_distance(a: [Vec3; 2], b: [Vec3; 2]) -> f32 {
+    let n = 200;
+    let d = b[1] - b[0];
+    let mut best = f32::MAX;
+    for i in 0..=n {
+        let p = a[0].lerp(a[1], i as f32 / n as f32);
+        let t = ((p - b[0]).dot(d) / d.length_squared().max(1e-12)).clamp(0.0, 1.0);
+        best = best.min((p - (b[0] + d * t)).length());
+    }
+    best
 }
 
 /// The same piles, asleep, with a cable dropped across each from 1 m (it
 /// lands at 4.4 m/s) and the stage's brute-force audit on from the drop:
 /// the cables it lands on wake before it reaches them (a sleeping cable is
-/// held like a pin, and one met asleep would stop the falling one dead), no
-/// two centre lines ever touch and no pair the broad phase left out comes
-/// within touching distance, and everything sleeps again within 5 s.
+/// held like a pin, and one met asleep would stop the falling one dead):
+/// no segment of it with a particle faster than four times the sleep
+/// speed as a step begins ends that step touching (within 1 mm) a cable
+/// asleep all through the step. No two centre lines ever touch, no pair
+/// the broad phase left out comes within touching distance, and
+/// everything sleeps again within 5 s. With the sweep of fast segments
+/// against the sleepers taken out, the touching check fails.
 #[test]
 fn a_cable_dropped_on_a_sleeping_pile_wakes_it_and_never_crosses_it() {
     let mut seed = 5u64;
@@ -94,8 +118,30 @@ fn a_cable_dropped_on_a_sleeping_pile_wakes_it_and_never_crosses_it() {
         let dropped = lay_cable(&mut w, [-c, top + 1.0, -s], [c, top + 1.0, s]);
         w.settings.cable_audit = true;
         let mut woke = false;
+        let fast = 4.0 * w.settings.sleep.speed_threshold;
         for step in 0..120 {
+            let asleep_before: Vec<bool> = w.cables().iter().map(|c| c.sleeping).collect();
+            let d = w.cable(dropped).unwrap();
+            let fast_segs: Vec<usize> = (0..d.segments())
+                .filter(|&i| d.v[i].length() > fast || d.v[i + 1].length() > fast)
+                .collect();
             w.step();
+            let d = w.cable(dropped).unwrap();
+            for (k, c) in w.cables().iter().enumerate() {
+                if !(c.sleeping && asleep_before[k]) {
+                    continue;
+                }
+                let touch = d.spec.radius.max(1e-3) + c.spec.radius.max(1e-3) + 1.0e-3;
+                for &i in &fast_segs {
+                    for j in 0..c.segments() {
+                        let gap = segment_distance([d.x[i], d.x[i + 1]], [c.x[j], c.x[j + 1]]);
+                        assert!(
+                            gap > touch,
+                            "{what}: step {step}, a fast segment ends touching sleeping cable {k} ({gap} m)"
+                        );
+                    }
+                }
+            }
             let st = w.cable_stats;
             assert_eq!(st.audit_crossings, 0, "{what}: crossing at step {step}");
             assert_eq!(st.audit_missed, 0, "{what}: missed pair at step {step}");
@@ -124,10 +170,12 @@ fn a_cable_dropped_on_a_sleeping_pile_wakes_it_and_never_crosses_it() {
 /// the impact's step either way, never reaching the cable's centre line)
 /// and comes to rest on it (underside within 1 mm of the cable's top)
 /// instead of sinking through it; then both sleep (with the cable never
-/// asleep, the slab never slept in 8 s). Moving the slab away (a body
-/// edit) and removing the block a second sleeping cable is draped over
-/// wake those cables: both fall. Moving the slab away (a body edit) and removing the block a
-/// second sleeping cable is draped over wake those cables: both fall.
+/// asleep, the slab never slept in 8 s). The slab, asleep on the sleeping
+/// cable, is then struck down (1.5 N·s): the support the cable gave it
+/// was kept while the cable slept, so it stops on the cable (its
+/// underside never reaches the cable's centre line). Removing the block a
+/// second sleeping cable is draped over wakes that cable, and it falls;
+/// lifting the slab off (a body edit) wakes the cable it lay on.
 #[test]
 fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
     let mut w = on_floor(3.0);
@@ -185,6 +233,19 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
         w.cable(lying).unwrap().sleeping,
         "the cable sleeps under it"
     );
+    w.apply_impulse(slab, Vec3::new(0.0, -1.5, 0.0), None, None)
+        .unwrap();
+    let mut struck = f32::MAX;
+    for _ in 0..60 {
+        w.step();
+        let b = w.body(slab).unwrap();
+        let up = b.pose.rotation * Vec3::Y;
+        struck = struck.min(b.pose.position.y - 0.025 * up.y.abs());
+    }
+    assert!(
+        struck > r,
+        "struck, the slab sank to {struck} m over a {r} m cable"
+    );
     // The block under the draped cable goes: the cable falls to the floor.
     let before = w.cable(draped).unwrap().x.clone();
     assert!(w.remove_body(block));
@@ -209,12 +270,59 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
     );
 }
 
-/// With sleep switched off, cables never sleep.
+/// Cables crossing on a block, asleep: removing the lower cable wakes the
+/// one resting on it, which falls onto the block (its crossing point drops
+/// by the lower cable's thickness). A third cable lying on the upper one
+/// wakes too (through the one under it) and follows it down; a static box
+/// added through a fourth sleeping cable wakes it.
+#[test]
+fn removing_or_adding_what_holds_sleeping_cables_wakes_them() {
+    let mut w = on_floor(3.0);
+    let fixed = |spec: arbiter::physics::BodySpec| spec.kind(arbiter::physics::BodyKind::Static);
+    w.add_body(&fixed(box_spec([1.5, 0.25, 1.5], [0.0, 0.25, 0.0], 1.0)))
+        .unwrap();
+    let lower = lay_cable(&mut w, [-1.0, 0.51, 0.0], [1.0, 0.51, 0.0]);
+    let upper = lay_cable(&mut w, [0.0, 0.53, -1.0], [0.0, 0.53, 1.0]);
+    let top = lay_cable(&mut w, [-0.7, 0.55, -0.7], [0.7, 0.55, 0.7]);
+    let aside = lay_cable(&mut w, [-1.0, 0.51, 1.2], [1.0, 0.51, 1.2]);
+    cable_sleep_steps(&mut w, 300, "crossed");
+    assert!(
+        w.cables().iter().all(|c| c.sleeping),
+        "crossed cables sleep"
+    );
+    let mid = |w: &World, id: u64| {
+        let c = w.cable(id).unwrap();
+        c.x[c.x.len() / 2]
+    };
+    let (upper_before, top_before) = (mid(&w, upper), mid(&w, top));
+    assert!(w.remove_cable(lower));
+    assert!(!w.cable(upper).unwrap().sleeping, "the upper cable wakes");
+    assert!(!w.cable(top).unwrap().sleeping, "the top cable wakes");
+    for _ in 0..60 {
+        w.step();
+    }
+    let drop = upper_before.y - mid(&w, upper).y;
+    assert!(drop > 0.015, "the upper cable's middle fell {drop} m");
+    let drop = top_before.y - mid(&w, top).y;
+    assert!(drop > 0.015, "the top cable's middle fell {drop} m");
+    assert!(w.cable(aside).unwrap().sleeping, "the one aside sleeps on");
+    w.add_body(&fixed(box_spec([0.1, 0.1, 0.1], [0.0, 0.55, 1.2], 1.0)))
+        .unwrap();
+    assert!(
+        !w.cable(aside).unwrap().sleeping,
+        "a box added through it wakes it"
+    );
+}
+
+/// With sleep switched off, sleeping cables wake and cables never sleep.
 #[test]
 fn cables_do_not_sleep_with_sleep_switched_off() {
     let mut seed = 77u64;
     let (mut w, _) = random_pile(&mut seed, 0.0);
+    cable_sleep_steps(&mut w, 300, "sleep on");
+    assert!(w.cables().iter().all(|c| c.sleeping));
     w.settings.sleep.enabled = false;
     let steps = cable_sleep_steps(&mut w, 360, "sleep off");
+    assert!(w.cables().iter().all(|c| !c.sleeping));
     assert!(steps.iter().all(|s| s.0.is_none()));
 }

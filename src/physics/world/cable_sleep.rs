@@ -236,6 +236,12 @@ const WAKE_SPEED: f32 = 4.0;
 /// How close (beyond both radii) such a segment may come in the step.
 const WAKE_GAP: f32 = 5.0e-3;
 
+/// How far a segment's box reaches out from its centre line for waking:
+/// its radius and half the wake gap.
+fn wake_pad(radius: f32) -> f32 {
+    radius.max(MIN_THICKNESS as f32) + 0.5 * WAKE_GAP
+}
+
 /// The sleeping cables' segment boxes in a grid, with each box's cable
 /// (index), kept until a cable falls asleep, wakes, comes or goes.
 #[derive(Clone, Debug, Default)]
@@ -254,9 +260,9 @@ impl Sleepers {
 }
 
 impl World {
-    /// Wakes each sleeping cable that an awake cable's segment moving
-    /// faster than twice the sleep speed, or a body that moved in the step
-    /// (`moves`), may reach within the step. Whether any cable is awake
+    /// Wakes each sleeping cable that an awake cable's segment with a
+    /// particle faster than four times the sleep speed, or a body that
+    /// moved in the step (`moves`), may reach within the step. Whether any cable is awake
     /// (the stage has something to do).
     pub(super) fn wake_cables(&mut self, moves: &[Option<Move>], dt: f32) -> bool {
         if !self.cables.iter().any(|c| c.sleeping) {
@@ -271,22 +277,7 @@ impl World {
             return true;
         }
         let margin = self.settings.speculative_distance;
-        // Boxes padded by half the wake gap each.
-        let thickness = |r: f32| r.max(MIN_THICKNESS as f32) + 0.5 * WAKE_GAP;
-        if !self.sleepers.valid {
-            let sl = &mut self.sleepers;
-            sl.boxes.clear();
-            sl.cable.clear();
-            for (k, c) in self.cables.iter().enumerate().filter(|(_, c)| c.sleeping) {
-                let pad = Vec3::splat(thickness(c.spec.radius));
-                for p in c.x.windows(2) {
-                    sl.boxes.push((p[0].min(p[1]) - pad, p[0].max(p[1]) + pad));
-                    sl.cable.push(k as u32);
-                }
-            }
-            sl.grid.build(&sl.boxes, false);
-            sl.valid = true;
-        }
+        self.build_sleepers();
         let mut wake = vec![false; self.cables.len()];
         let mut found = Vec::new();
         let sl = &self.sleepers;
@@ -299,12 +290,14 @@ impl World {
                 }
             }
         };
-        // Awake segments over the step: from where they are to where their
-        // velocity and gravity take them (at most).
+        // Awake fast segments over the step: from where they are to where
+        // their velocity and gravity take them (at most), and back to about
+        // where they were a step ago (one falling away from under a
+        // sleeper as it got fast).
         let fast = WAKE_SPEED * self.settings.sleep.speed_threshold;
         let fall = self.settings.gravity * dt * dt;
         for c in self.cables.iter().filter(|c| !c.sleeping) {
-            let pad = Vec3::splat(thickness(c.spec.radius));
+            let pad = Vec3::splat(wake_pad(c.spec.radius));
             for i in 0..c.segments() {
                 let ends = [i, i + 1];
                 if ends.iter().all(|&k| c.v[k].length() <= fast) {
@@ -312,8 +305,8 @@ impl World {
                 }
                 let mut b = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
                 for k in ends {
-                    let to = c.x[k] + c.v[k] * dt + fall;
-                    b = (b.0.min(c.x[k]).min(to), b.1.max(c.x[k]).max(to));
+                    let (to, from) = (c.x[k] + c.v[k] * dt + fall, c.x[k] - c.v[k] * dt);
+                    b = (b.0.min(from).min(to), b.1.max(from).max(to));
                 }
                 reach((b.0 - pad, b.1 + pad));
             }
@@ -349,17 +342,69 @@ impl World {
         radius.max(MIN_THICKNESS as f32) + self.settings.speculative_distance
     }
 
-    /// Wakes the sleeping cables with a segment (its centre line) within
-    /// `around`.
-    pub(super) fn wake_cables_in(&mut self, around: &Aabb) {
-        let within = |p: &[Vec3]| around.overlaps(&Aabb::new(p[0].min(p[1]), p[0].max(p[1])));
-        for c in &mut self.cables {
-            if c.sleeping && c.x.windows(2).any(within) {
-                c.sleeping = false;
-                c.sleep_time = 0.0;
-                self.sleepers.invalidate();
+    /// The sleepers' grid, built again if anything changed since.
+    fn build_sleepers(&mut self) {
+        if self.sleepers.valid {
+            return;
+        }
+        let sl = &mut self.sleepers;
+        sl.boxes.clear();
+        sl.cable.clear();
+        for (k, c) in self.cables.iter().enumerate().filter(|(_, c)| c.sleeping) {
+            let pad = Vec3::splat(wake_pad(c.spec.radius));
+            for p in c.x.windows(2) {
+                sl.boxes.push((p[0].min(p[1]) - pad, p[0].max(p[1]) + pad));
+                sl.cable.push(k as u32);
             }
         }
+        sl.grid.build(&sl.boxes, false);
+        sl.valid = true;
+    }
+
+    /// Wakes the sleeping cables with a segment (its centre line) within
+    /// `around`, and the sleeping cables touching those (within the wake
+    /// gap), and so on: what rested on them may lose its hold (a cable or
+    /// body under them removed or moved away).
+    pub(super) fn wake_cables_in(&mut self, around: &Aabb) {
+        let within = |p: &[Vec3]| around.overlaps(&Aabb::new(p[0].min(p[1]), p[0].max(p[1])));
+        let mut queue: Vec<usize> = self
+            .cables
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.sleeping && c.x.windows(2).any(within))
+            .map(|(k, _)| k)
+            .collect();
+        if queue.is_empty() {
+            return;
+        }
+        // The grid as it was (those woken here skipped in it).
+        self.build_sleepers();
+        for &k in &queue {
+            self.cables[k].sleeping = false;
+            self.cables[k].sleep_time = 0.0;
+        }
+        let mut found = Vec::new();
+        while let Some(k) = queue.pop() {
+            let c = &self.cables[k];
+            let pad = Vec3::splat(wake_pad(c.spec.radius));
+            let boxes: Vec<(Vec3, Vec3)> =
+                c.x.windows(2)
+                    .map(|p| (p[0].min(p[1]) - pad, p[0].max(p[1]) + pad))
+                    .collect();
+            for b in boxes {
+                found.clear();
+                self.sleepers.grid.query(&b, |_| false, &mut found);
+                for &f in &found {
+                    let j = self.sleepers.cable[f as usize] as usize;
+                    if self.cables[j].sleeping && overlap(&b, &self.sleepers.boxes[f as usize]) {
+                        self.cables[j].sleeping = false;
+                        self.cables[j].sleep_time = 0.0;
+                        queue.push(j);
+                    }
+                }
+            }
+        }
+        self.sleepers.invalidate();
     }
 
     /// After the stage: each awake cable that rested this step (its

@@ -331,10 +331,20 @@ impl World {
     /// The body contacts the stage ends with that touch a dynamic body, or
     /// nearly (the world's speculative distance): the next step's supports.
     pub(super) fn find_cable_supports(&mut self, sys: &CableSystem, pinch: Option<&Pinch>) {
+        // A sleeping cable has no body contacts: its supports stay as they
+        // were (it does not move; a body that does wakes it first).
+        let cables = &self.cables;
+        let asleep = |seg: u32| {
+            sys.segs
+                .get(seg as usize)
+                .is_some_and(|s| cables[s.cable as usize].sleeping)
+        };
+        let (kept, old): (Vec<CableSupport>, Vec<CableSupport>) =
+            self.cable_supports.drain(..).partition(|s| asleep(s.seg));
+        self.cable_supports = kept;
         // The last ones' impulses, to start the same supports with.
-        let last: std::collections::HashMap<(u32, u32, u32, i32), PointImpulse> = self
-            .cable_supports
-            .drain(..)
+        let last: std::collections::HashMap<(u32, u32, u32, i32), PointImpulse> = old
+            .into_iter()
             .map(|s| ((s.body, s.seg, s.holder, s.at), s.impulse))
             .collect();
         let Some(pinch) = pinch else {

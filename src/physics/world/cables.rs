@@ -140,9 +140,9 @@ impl World {
         // Sleeping cables something may reach this step wake first; with
         // every cable still asleep, nothing of the stage is left to do.
         if !self.wake_cables(&moves, dt) {
+            // (The supports of bodies resting on them stay.)
             self.cable_stats = Default::default();
             self.cable_stats.asleep = self.cables.len() as u64;
-            self.cable_supports.clear();
             return;
         }
         let mut sys = std::mem::take(&mut self.cable_system);

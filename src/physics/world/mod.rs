@@ -258,8 +258,8 @@ impl World {
             self.wake_index(i);
         }
         // Cables resting on it too (and the sleepers' indices moved).
-        self.wake_cables_in(&around);
         self.sleepers.invalidate();
+        self.wake_cables_in(&around.expanded(self.cable_reach()));
         true
     }
 
@@ -335,6 +335,14 @@ impl World {
         let id = self.next_id;
         self.insert_body(spec, id)?;
         self.next_id += 1;
+        // Sleeping cables it lands in (a static or resting one would not
+        // move, and so not wake them).
+        if let Some(b) = self.body(id) {
+            if !b.shape.is_plane() {
+                let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
+                self.wake_cables_in(&around);
+            }
+        }
         Ok(id)
     }
 
