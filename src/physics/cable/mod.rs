@@ -135,7 +135,10 @@
 //!    sleep speed, none faster than twice that, no awake dynamic body in
 //!    contact) falls asleep. Its particles are then loaded as pinned: no
 //!    chain solve, no body contacts, no pairs with segments that cannot
-//!    move; a pile at rest costs nothing. Before each stage, a sleeping
+//!    move; with every cable asleep the stage is skipped (a sleeping
+//!    cable among awake ones still gets a tube and a box in the grid).
+//!    The supports of bodies resting on it are kept. Before each stage, a
+//!    sleeping
 //!    cable that an awake segment faster than four times the sleep speed
 //!    or a moving body may reach within the step wakes (at rest, so the
 //!    no-crossing argument above is unchanged: within a step a particle
@@ -340,8 +343,9 @@ pub struct Cable {
     /// treats them as pinned until something wakes it
     /// (`world/cable_sleep.rs`).
     pub sleeping: bool,
-    /// Seconds it has rested (every particle slower than the sleep speed,
-    /// touched by no awake dynamic body).
+    /// Seconds it has rested (its particles' root mean square speed under
+    /// the sleep speed, none faster than twice that, no awake dynamic body
+    /// in contact).
     pub sleep_time: f32,
 }
 

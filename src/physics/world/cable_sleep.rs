@@ -11,18 +11,29 @@
 //! asleep. Asleep, its velocities are zero and the stage loads its
 //! particles as pinned: it is in no chain solve, no body contact and no
 //! pair with another segment that cannot move, and it holds what rests on
-//! it as a static body would; with every cable asleep the stage does
-//! nothing. Each cable sleeps on its own: a heap is one island that some
-//! cable always disturbs somewhere. Before each stage a sleeping cable
-//! wakes when an awake cable's segment with a particle faster than four
-//! times the sleep speed may come within 5 mm of it in the step, or a body
-//! that moved in the step may reach it (their boxes over the step against
-//! the sleepers' segments, kept in a grid): it wakes before it is hit, so
-//! what comes at it meets it awake. It also wakes when a
-//! cable or body near it is removed, a body near it is moved by an edit,
-//! gravity changes, or sleep is switched off. Slower cables rest on it or
-//! creep along it as on a static body, and one sliding away from under it
-//! slower than that leaves it where it is.
+//! it as a static body would (the rigid solver's supports of bodies
+//! resting on it, and of sleeping bodies, are kept from when they were
+//! last taken); with every cable asleep the stage is skipped. Each cable
+//! sleeps on its own: a heap is one island that some cable always
+//! disturbs somewhere.
+//!
+//! Before each stage a sleeping cable wakes when an awake cable's segment
+//! with a particle faster than four times the sleep speed may come within
+//! 5 mm of it in the step, or a body that moved in the step may reach it
+//! (their boxes over the step against the sleepers' segments, kept in a
+//! grid): it wakes before it is hit, so what comes at it that fast meets
+//! it awake. It also wakes when a cable or body near it is removed, a body
+//! is added or moved by an edit near it (and then so do the sleeping
+//! cables touching it, and so on: what rests on them may lose its hold),
+//! gravity is set (`World::set_gravity`), or sleep is switched off.
+//!
+//! Left as it is: slower cables rest on it or creep along it as on a
+//! static body, and one sliding away from under it slower than that leaves
+//! it where it is; a segment sped up within the step (pulled along its
+//! cable, say) may meet it asleep, held like a pin for that step; and a
+//! body resting on awake cables that rest on it is held up as by a pin
+//! (the cables between are pinched), however little a free rope under
+//! them would hold.
 
 use super::cables::Move;
 use super::{sleep_speed, World};

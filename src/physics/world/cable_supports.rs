@@ -331,16 +331,20 @@ impl World {
     /// The body contacts the stage ends with that touch a dynamic body, or
     /// nearly (the world's speculative distance): the next step's supports.
     pub(super) fn find_cable_supports(&mut self, sys: &CableSystem, pinch: Option<&Pinch>) {
-        // A sleeping cable has no body contacts: its supports stay as they
-        // were (it does not move; a body that does wakes it first).
-        let cables = &self.cables;
-        let asleep = |seg: u32| {
-            sys.segs
-                .get(seg as usize)
-                .is_some_and(|s| cables[s.cable as usize].sleeping)
+        // The supports of a sleeping body, or of one resting on a sleeping
+        // cable (which has no body contacts), stay as they were: neither
+        // moves until it wakes, and the rigid solve that wakes it (struck,
+        // say) needs them (the stage then takes them again).
+        let (cables, bodies) = (&self.cables, &self.bodies);
+        let keep = |s: &CableSupport| {
+            bodies.by_index(s.body).is_some_and(|b| b.sleeping)
+                || sys
+                    .segs
+                    .get(s.seg as usize)
+                    .is_some_and(|g| cables[g.cable as usize].sleeping)
         };
         let (kept, old): (Vec<CableSupport>, Vec<CableSupport>) =
-            self.cable_supports.drain(..).partition(|s| asleep(s.seg));
+            self.cable_supports.drain(..).partition(keep);
         self.cable_supports = kept;
         // The last ones' impulses, to start the same supports with.
         let last: std::collections::HashMap<(u32, u32, u32, i32), PointImpulse> = old
