@@ -263,6 +263,8 @@ fn bad_cable_specs_fail_with_one_line() {
         r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"segments":4,"pinned":[5]}]}"#,
         r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"radius":-0.1}]}"#,
         r#"{"cables":[{"from":[0,1e39,0],"to":[1,0,0]}]}"#,
+        r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"segments":1,"velocities":[[0,0,0]]}]}"#,
+        r#"{"cables":[{"from":[0,0,0],"to":[1,0,0],"segments":1,"velocities":[[0,0,0],[0,1e9,0]]}]}"#,
     ] {
         let err = Scene::from_json(bad).expect_err(bad);
         assert!(!err.contains('\n') && err.contains("cables[0]"), "{err}");

@@ -223,6 +223,13 @@ pub struct CableSpec {
     /// the rest length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub points: Option<Vec<[f32; 3]>>,
+    /// Set in snapshots: the particle velocities (then `linear_velocity`
+    /// is only the one it was spawned with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub velocities: Option<Vec<[f32; 3]>>,
+    /// Set in snapshots: whether it is asleep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sleeping: Option<bool>,
 }
 
 fn default_segments() -> u32 {
@@ -257,6 +264,8 @@ impl CableSpec {
             restitution: 0.0,
             friction: default_friction(),
             points: None,
+            velocities: None,
+            sleeping: None,
         }
     }
 
@@ -318,6 +327,14 @@ impl CableSpec {
                 finite3("points", *p, super::scene::MAX_COORD)?;
             }
         }
+        if let Some(velocities) = &self.velocities {
+            if velocities.len() != self.segments as usize + 1 {
+                return Err("velocities must hold segments + 1 velocities".into());
+            }
+            for v in velocities {
+                finite3("velocities", *v, super::scene::MAX_SPEED)?;
+            }
+        }
         Ok(())
     }
 }
@@ -364,9 +381,15 @@ impl Cable {
             w[p as usize] = 0.0;
         }
         let v0 = Vec3::from_array(spec.linear_velocity);
+        let sleeping = spec.sleeping == Some(true);
         let v = w
             .iter()
-            .map(|&wi| if wi > 0.0 { v0 } else { Vec3::ZERO })
+            .enumerate()
+            .map(|(i, &wi)| match &spec.velocities {
+                _ if wi == 0.0 || sleeping => Vec3::ZERO,
+                Some(vs) => Vec3::from_array(vs[i]),
+                None => v0,
+            })
             .collect();
         Ok(Cable {
             id,
@@ -376,7 +399,7 @@ impl Cable {
             w,
             rest: (b - a).length() / n as f32,
             particle_mass,
-            sleeping: false,
+            sleeping,
             sleep_time: 0.0,
         })
     }
@@ -401,6 +424,8 @@ impl Cable {
         let mut s = self.spec.clone();
         s.id = Some(self.id);
         s.points = Some(self.x.iter().map(|p| p.to_array()).collect());
+        s.velocities = Some(self.v.iter().map(|v| v.to_array()).collect());
+        s.sleeping = Some(self.sleeping);
         s
     }
 
