@@ -174,7 +174,11 @@ fn a_cable_dropped_on_a_sleeping_pile_wakes_it_and_never_crosses_it() {
 /// cable, is then struck down (3 N·s, 1.5 m/s): the support the cable gave
 /// it is kept while they sleep, so it stops on the cable (its underside
 /// stays within 1 mm of the cable's top; without the kept support it sank
-/// to 14 mm over the floor, the cable's centre line 6 mm inside it).
+/// to 14 mm over the floor, the cable's centre line 6 mm inside it), even
+/// after a cable was added and another body moved elsewhere (which cleared
+/// every support); and once it has landed the supports never pile up (16
+/// of them; they were taken again every step for the sleeping slab as well
+/// as kept: with its cable awake, they grew by a copy a step).
 /// Removing the block a second sleeping cable is draped over wakes that
 /// cable, and it falls; lifting the slab off (a body edit) wakes the cable
 /// it lay on.
@@ -193,6 +197,9 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
         )
         .unwrap();
     let draped = lay_cable(&mut w, [-0.6, 0.45, 1.5], [0.6, 0.45, 1.5]);
+    let far = w
+        .add_body(&box_spec([0.1, 0.1, 0.1], [-2.5, 0.1, -2.5], 1.0))
+        .unwrap();
     cable_sleep_steps(&mut w, 240, "settling");
     assert!(
         w.cables().iter().all(|c| c.sleeping),
@@ -201,9 +208,12 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
     let slab = w
         .add_body(&box_spec([0.15, 0.025, 0.15], [0.0, 0.5, 0.0], 2.0))
         .unwrap();
-    let (mut dent, mut rest) = (f32::MAX, f32::MAX);
+    let (mut dent, mut rest, mut supports) = (f32::MAX, f32::MAX, 0);
     for step in 0..180 {
         w.step();
+        if step >= 30 {
+            supports = supports.max(w.cable_support_count());
+        }
         let b = w.body(slab).unwrap();
         // The slab's underside over the cable (it lies across x = 0).
         let up = b.pose.rotation * Vec3::Y;
@@ -226,11 +236,22 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
     );
     for _ in 0..300 {
         w.step();
+        supports = supports.max(w.cable_support_count());
     }
     assert!(
         w.body(slab).unwrap().sleeping,
         "the slab sleeps on the cable"
     );
+    assert!(
+        (1..=16).contains(&supports),
+        "{supports} supports held the slab up"
+    );
+    // Edits elsewhere (a cable added, another body moved) keep the
+    // sleeping slab's support.
+    lay_cable(&mut w, [2.0, 0.02, -2.5], [2.8, 0.02, -2.5]);
+    w.edit_body(far, Some(Vec3::new(-2.5, 0.1, -2.0)), None, None, None)
+        .unwrap();
+    w.step();
     assert!(
         w.cable(lying).unwrap().sleeping,
         "the cable sleeps under it"
@@ -278,7 +299,8 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
 /// sleeping cable wakes it. Three level layers of crossing cables asleep
 /// on a slab: removing the slab wakes them all, the upper layers (beyond
 /// the slab's reach) through the layers under them, and all fall to the
-/// floor. Without the chained wake the upper two layers stay in the air.
+/// floor. Without the chained wake the upper layers stay asleep when the
+/// slab goes (they would wake only as the layers under them fall away).
 #[test]
 fn removing_or_adding_what_holds_sleeping_cables_wakes_them() {
     let mut w = on_floor(3.0);
@@ -408,4 +430,50 @@ fn snapshots_keep_cable_velocities_and_sleep() {
                 .fold(0.0, f32::max);
         assert!(off < 1.0e-3, "cable {} is {off} m off after 30 steps", a.id);
     }
+}
+
+/// A box falls asleep on a cable (which sleeps half a second later), while
+/// elsewhere a box rides a cable on a kinematic platform moving at 0.3 m/s
+/// (so that the stage takes supports every step): the sleeping box's
+/// supports are kept as they were, not taken again as well, so their
+/// number stays what it was as the box fell asleep. (They were taken again
+/// and kept every step, and grew by a copy a step.)
+#[test]
+fn a_sleeping_body_keeps_its_supports_once() {
+    let mut w = on_floor(3.0);
+    let mut spec = arbiter::physics::cable::CableSpec::new([-1.0, 0.02, 0.0], [1.0, 0.02, 0.0], 40);
+    spec.damping = 0.5;
+    let lying = w.add_cable(&spec).unwrap();
+    let slab = w
+        .add_body(&box_spec([0.15, 0.025, 0.15], [0.0, 0.1, 0.0], 2.0))
+        .unwrap();
+    w.add_body(
+        &box_spec([0.6, 0.05, 0.6], [-1.5, 0.3, -2.0], 1.0)
+            .kind(arbiter::physics::BodyKind::Kinematic)
+            .linear_velocity([0.3, 0.0, 0.0]),
+    )
+    .unwrap();
+    lay_cable(&mut w, [-2.0, 0.37, -2.0], [-1.0, 0.37, -2.0]);
+    let rider = w
+        .add_body(&box_spec([0.1, 0.05, 0.1], [-1.5, 0.45, -2.0], 1.0))
+        .unwrap();
+    let mut at_sleep = None;
+    let mut checked = 0;
+    for step in 0..300 {
+        w.step();
+        let (b, c) = (w.body(slab).unwrap(), w.cable(lying).unwrap());
+        match (b.sleeping, c.sleeping, at_sleep) {
+            (true, false, None) => at_sleep = Some(w.cable_support_count()),
+            (true, false, Some(n)) => {
+                assert_eq!(w.cable_support_count(), n, "step {step}");
+                checked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(!w.body(rider).unwrap().sleeping, "the rider stays awake");
+    assert!(
+        checked >= 20,
+        "the box slept before its cable for {checked} steps"
+    );
 }

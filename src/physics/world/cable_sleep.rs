@@ -13,7 +13,8 @@
 //! pair with another segment that cannot move, and it holds what rests on
 //! it as a static body would (the rigid solver's supports of bodies
 //! resting on it, and of sleeping bodies, are kept from when they were
-//! last taken); with every cable asleep the stage is skipped. Each cable
+//! last taken, while the body and the segment still reach each other);
+//! with every cable asleep the stage is skipped. Each cable
 //! sleeps on its own: a heap is one island that some cable always
 //! disturbs somewhere.
 //!
@@ -22,14 +23,16 @@
 //! 5 mm of it in the step, or a body that moved in the step may reach it
 //! (their boxes over the step against the sleepers' segments, kept in a
 //! grid): it wakes before it is hit, so what comes at it that fast meets
-//! it awake. It also wakes when a cable or body near it is removed, a body
-//! is added or moved by an edit near it (and then so do the sleeping
+//! it awake. It also wakes when a cable or body near it is removed or a
+//! body is moved away from it by an edit (and then so do the sleeping
 //! cables touching it, and so on: what rests on them may lose its hold),
-//! gravity is set (`World::set_gravity`), or sleep is switched off.
+//! when a body is added or moved by an edit into it, when gravity is set
+//! (`World::set_gravity`), or when sleep is switched off.
 //!
 //! Left as it is: slower cables rest on it or creep along it as on a
-//! static body, and one sliding away from under it slower than that leaves
-//! it where it is; a segment sped up within the step (pulled along its
+//! static body, and one sliding away from under it slower than that (or
+//! accelerating away at less than about a quarter of g: it is out of reach
+//! by the time it is fast) leaves it where it is; a segment sped up within the step (pulled along its
 //! cable, say) may meet it asleep, held like a pin for that step; and a
 //! body resting on awake cables that rest on it is held up as by a pin
 //! (the cables between are pinched), however little a free rope under
@@ -373,28 +376,33 @@ impl World {
     }
 
     /// Wakes the sleeping cables with a segment (its centre line) within
-    /// `around`, and the sleeping cables touching those (within the wake
-    /// gap), and so on: what rested on them may lose its hold (a cable or
-    /// body under them removed or moved away).
-    pub(super) fn wake_cables_in(&mut self, around: &Aabb) {
-        let within = |p: &[Vec3]| around.overlaps(&Aabb::new(p[0].min(p[1]), p[0].max(p[1])));
-        let mut queue: Vec<usize> = self
-            .cables
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.sleeping && c.x.windows(2).any(within))
-            .map(|(k, _)| k)
-            .collect();
-        if queue.is_empty() {
+    /// `around`; with `chain`, also the sleeping cables touching those
+    /// (within the wake gap), and so on: what rested on them may lose its
+    /// hold (a cable or body under them removed or moved away).
+    pub(super) fn wake_cables_in(&mut self, around: &Aabb, chain: bool) {
+        if !self.cables.iter().any(|c| c.sleeping) {
             return;
         }
-        // The grid as it was (those woken here skipped in it).
         self.build_sleepers();
-        for &k in &queue {
-            self.cables[k].sleeping = false;
-            self.cables[k].sleep_time = 0.0;
-        }
         let mut found = Vec::new();
+        let b = (around.min, around.max);
+        self.sleepers.grid.query(&b, |_| false, &mut found);
+        let mut queue: Vec<usize> = Vec::new();
+        for &f in &found {
+            let k = self.sleepers.cable[f as usize] as usize;
+            // The segment's centre line (its box less the padding).
+            let pad = Vec3::splat(wake_pad(self.cables[k].spec.radius));
+            let (lo, hi) = self.sleepers.boxes[f as usize];
+            if self.cables[k].sleeping && overlap(&b, &(lo + pad, hi - pad)) {
+                self.cables[k].sleeping = false;
+                self.cables[k].sleep_time = 0.0;
+                queue.push(k);
+            }
+        }
+        if !chain {
+            queue.clear();
+        }
+        // (The grid as it was: those woken here are skipped in it.)
         while let Some(k) = queue.pop() {
             let c = &self.cables[k];
             let pad = Vec3::splat(wake_pad(c.spec.radius));

@@ -164,6 +164,25 @@ pub(super) struct CableSupport {
 }
 
 impl World {
+    /// Forgets the supports of body `slot` and those it holds up (it was
+    /// removed or moved by an edit).
+    pub(super) fn forget_supports_of_body(&mut self, slot: u32) {
+        self.cable_supports
+            .retain(|s| s.body != slot && s.holder != slot);
+    }
+
+    /// Forgets the supports on the `count` segments from `first` (a cable
+    /// removed) and renumbers those after them.
+    pub(super) fn forget_supports_on(&mut self, first: u32, count: u32) {
+        self.cable_supports
+            .retain(|s| s.seg < first || s.seg >= first + count);
+        for s in &mut self.cable_supports {
+            if s.seg >= first + count {
+                s.seg -= count;
+            }
+        }
+    }
+
     /// The rigid solver's constraints for the cable supports of bodies it
     /// moves (after the contacts' ones).
     pub(super) fn cable_support_constraints(&mut self) {
@@ -334,14 +353,32 @@ impl World {
         // The supports of a sleeping body, or of one resting on a sleeping
         // cable (which has no body contacts), stay as they were: neither
         // moves until it wakes, and the rigid solve that wakes it (struck,
-        // say) needs them (the stage then takes them again).
+        // say) needs them (the stage then takes them again). Only while the
+        // body, and a body holding it, still reach the segment (a cable
+        // dragged away from under a sleeping body, slowly enough to leave
+        // it asleep, takes its support along).
         let (cables, bodies) = (&self.cables, &self.bodies);
+        let reach = self.settings.speculative_distance;
+        let near = |slot: u32, seg: u32| {
+            let Some(b) = bodies.by_index(slot) else {
+                return false;
+            };
+            let (lo, hi) = sys.seg_box(seg as usize);
+            let r = sys.radius(seg as usize) + reach;
+            b.shape
+                .aabb(&b.pose)
+                .expanded(r)
+                .overlaps(&crate::physics::aabb::Aabb::new(lo, hi))
+        };
         let keep = |s: &CableSupport| {
-            bodies.by_index(s.body).is_some_and(|b| b.sleeping)
+            let still = || near(s.body, s.seg) && (s.holder == FIXED || near(s.holder, s.seg));
+            (bodies.by_index(s.body).is_some_and(|b| b.sleeping)
                 || sys
                     .segs
                     .get(s.seg as usize)
-                    .is_some_and(|g| cables[g.cable as usize].sleeping)
+                    .is_some_and(|g| cables[g.cable as usize].sleeping))
+                && (s.seg as usize) < sys.segs.len()
+                && still()
         };
         let (kept, old): (Vec<CableSupport>, Vec<CableSupport>) =
             self.cable_supports.drain(..).partition(keep);
@@ -358,8 +395,12 @@ impl World {
         let mut wake = Vec::new();
         for c in &sys.body_contacts {
             let separation = gap(sys, c);
-            // (A NaN gap is no support.)
-            if !c.dynamic || separation.is_nan() || separation >= reach {
+            // (A NaN gap is no support; a sleeping body's are kept.)
+            if !c.dynamic
+                || separation.is_nan()
+                || separation >= reach
+                || self.bodies.by_index(c.body).is_some_and(|b| b.sleeping)
+            {
                 continue;
             }
             let on_cable = c.point + c.n * separation;

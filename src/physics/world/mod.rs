@@ -225,10 +225,10 @@ impl World {
     pub fn add_cable(&mut self, spec: &CableSpec) -> Result<u64, String> {
         let id = self.next_id;
         let cable = Cable::from_spec(spec, id)?;
+        // (Appended: the supports' segment numbers hold.)
         self.cables.push(cable);
         self.sleepers.invalidate();
         self.next_id += 1;
-        self.cable_supports.clear();
         Ok(id)
     }
 
@@ -239,8 +239,9 @@ impl World {
         let Some(k) = self.cables.iter().position(|c| c.id == id) else {
             return false;
         };
+        let first: usize = self.cables[..k].iter().map(|c| c.segments()).sum();
         let cable = self.cables.remove(k);
-        self.cable_supports.clear();
+        self.forget_supports_on(first as u32, cable.segments() as u32);
         let reach = cable.spec.radius + self.settings.speculative_distance;
         let first = Aabb::new(cable.x[0], cable.x[0]);
         let around = cable
@@ -259,7 +260,7 @@ impl World {
         }
         // Cables resting on it too (and the sleepers' indices moved).
         self.sleepers.invalidate();
-        self.wake_cables_in(&around.expanded(self.cable_reach()));
+        self.wake_cables_in(&around.expanded(self.cable_reach()), true);
         true
     }
 
@@ -269,6 +270,12 @@ impl World {
 
     pub fn cables(&self) -> &[Cable] {
         &self.cables
+    }
+
+    /// How many contacts through cables the next rigid solve holds bodies
+    /// up with (`world/cable_supports.rs`).
+    pub fn cable_support_count(&self) -> usize {
+        self.cable_supports.len()
     }
 
     /// The world as a scene: bodies with ids and state, tick and time.
@@ -336,12 +343,10 @@ impl World {
         self.insert_body(spec, id)?;
         self.next_id += 1;
         // Sleeping cables it lands in (a static or resting one would not
-        // move, and so not wake them).
+        // move, and so not wake them; it takes no hold from any).
         if let Some(b) = self.body(id) {
-            if !b.shape.is_plane() {
-                let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
-                self.wake_cables_in(&around);
-            }
+            let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
+            self.wake_cables_in(&around, false);
         }
         Ok(id)
     }
@@ -370,11 +375,11 @@ impl World {
         let index = h.index;
         // Its island first: bodies resting on cables it holds up share it.
         self.wake_index(index);
-        self.cable_supports.clear();
+        self.forget_supports_of_body(index);
         // And cables resting on it.
         if let Some(b) = self.bodies.get(h) {
             let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
-            self.wake_cables_in(&around);
+            self.wake_cables_in(&around, true);
         }
         let mut touched = Vec::new();
         let removed = self.contacts.retain(|c| c.a != index && c.b != index);
@@ -450,12 +455,13 @@ impl World {
                 .update(h.index, aabb.expanded(self.settings.aabb_margin));
         }
         self.wake_index(h.index);
-        self.cable_supports.clear();
+        self.forget_supports_of_body(h.index);
         // Moving a body wakes whatever it touches now or touched before.
         self.wake_neighbours(h.index);
         let reach = self.cable_reach();
-        self.wake_cables_in(&before.expanded(reach));
-        self.wake_cables_in(&aabb.expanded(reach));
+        // Moved away: what rested on it wakes; moved into: what it meets.
+        self.wake_cables_in(&before.expanded(reach), true);
+        self.wake_cables_in(&aabb.expanded(reach), false);
         self.pending_moved.push(id);
         Ok(())
     }
