@@ -227,7 +227,8 @@ pub struct CableSpec {
     /// is only the one it was spawned with).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub velocities: Option<Vec<[f32; 3]>>,
-    /// Set in snapshots: whether it is asleep.
+    /// Set in snapshots: whether it is asleep (a scene loads it so; a
+    /// cable added over REST starts awake, as a body does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sleeping: Option<bool>,
 }
@@ -381,12 +382,11 @@ impl Cable {
             w[p as usize] = 0.0;
         }
         let v0 = Vec3::from_array(spec.linear_velocity);
-        let sleeping = spec.sleeping == Some(true);
         let v = w
             .iter()
             .enumerate()
             .map(|(i, &wi)| match &spec.velocities {
-                _ if wi == 0.0 || sleeping => Vec3::ZERO,
+                _ if wi == 0.0 => Vec3::ZERO,
                 Some(vs) => Vec3::from_array(vs[i]),
                 None => v0,
             })
@@ -399,7 +399,7 @@ impl Cable {
             w,
             rest: (b - a).length() / n as f32,
             particle_mass,
-            sleeping,
+            sleeping: false,
             sleep_time: 0.0,
         })
     }

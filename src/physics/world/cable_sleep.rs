@@ -388,6 +388,7 @@ impl World {
         let b = (around.min, around.max);
         self.sleepers.grid.query(&b, |_| false, &mut found);
         let mut queue: Vec<usize> = Vec::new();
+        let mut woke = false;
         for &f in &found {
             let k = self.sleepers.cable[f as usize] as usize;
             // The segment's centre line (its box less the padding).
@@ -397,7 +398,11 @@ impl World {
                 self.cables[k].sleeping = false;
                 self.cables[k].sleep_time = 0.0;
                 queue.push(k);
+                woke = true;
             }
+        }
+        if !woke {
+            return;
         }
         if !chain {
             queue.clear();

@@ -144,7 +144,7 @@ pub(super) struct CableSupport {
     /// The body's slot, and what holds it up: another body's slot (a
     /// two-body contact through the cable, the cable's thickness taken
     /// out of the gap) or [`FIXED`] (the cable itself, fixed).
-    body: u32,
+    pub(super) body: u32,
     holder: u32,
     /// The holder's point (on the far body, or on the cable's surface).
     far: Vec3,
@@ -356,7 +356,8 @@ impl World {
         // say) needs them (the stage then takes them again). Only while the
         // body, and a body holding it, still reach the segment (a cable
         // dragged away from under a sleeping body, slowly enough to leave
-        // it asleep, takes its support along).
+        // it asleep, takes its support along). (The body holding it up may
+        // be layers of cables below the segment.)
         let (cables, bodies) = (&self.cables, &self.bodies);
         let reach = self.settings.speculative_distance;
         let near = |slot: u32, seg: u32| {
@@ -371,17 +372,19 @@ impl World {
                 .overlaps(&crate::physics::aabb::Aabb::new(lo, hi))
         };
         let keep = |s: &CableSupport| {
-            let still = || near(s.body, s.seg) && (s.holder == FIXED || near(s.holder, s.seg));
             (bodies.by_index(s.body).is_some_and(|b| b.sleeping)
                 || sys
                     .segs
                     .get(s.seg as usize)
                     .is_some_and(|g| cables[g.cable as usize].sleeping))
                 && (s.seg as usize) < sys.segs.len()
-                && still()
+                && near(s.body, s.seg)
         };
         let (kept, old): (Vec<CableSupport>, Vec<CableSupport>) =
             self.cable_supports.drain(..).partition(keep);
+        // A sleeping body with supports kept takes no new ones (one with
+        // none, loaded from a snapshot or after an edit, takes them).
+        let held: std::collections::HashSet<u32> = kept.iter().map(|s| s.body).collect();
         self.cable_supports = kept;
         // The last ones' impulses, to start the same supports with.
         let last: std::collections::HashMap<(u32, u32, u32, i32), PointImpulse> = old
@@ -399,7 +402,8 @@ impl World {
             if !c.dynamic
                 || separation.is_nan()
                 || separation >= reach
-                || self.bodies.by_index(c.body).is_some_and(|b| b.sleeping)
+                || (held.contains(&c.body)
+                    && self.bodies.by_index(c.body).is_some_and(|b| b.sleeping))
             {
                 continue;
             }

@@ -191,11 +191,15 @@ impl World {
             sys.finish_substep(h, self.settings.cable_audit);
         }
         // Before the cables take their new velocities (the bound needs
-        // those they had). Only for a dynamic body that is awake (it may get
-        // a support) or got an impulse (it may be bounded).
+        // those they had). Only for a dynamic body that is awake or asleep
+        // without supports (it may get one), or got an impulse (it may be
+        // bounded).
+        let supported: std::collections::HashSet<u32> =
+            self.cable_supports.iter().map(|s| s.body).collect();
         let concerned = |c: &BodyContact| {
             c.dynamic
                 && (c.impulse != Vec3::ZERO
+                    || !supported.contains(&c.body)
                     || self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping))
         };
         let pinch = sys

@@ -215,8 +215,25 @@ impl World {
                 return Err(format!("cables[{i}]: duplicate or zero id {id}"));
             }
             world.next_id = world.next_id.max(id + 1);
-            let cable = Cable::from_spec(spec, id).map_err(|e| format!("cables[{i}]: {e}"))?;
+            let mut cable = Cable::from_spec(spec, id).map_err(|e| format!("cables[{i}]: {e}"))?;
+            if spec.sleeping == Some(true) {
+                cable.sleeping = true;
+                cable.v.fill(Vec3::ZERO);
+            }
             world.cables.push(cable);
+        }
+        // Cables asleep against a dynamic body load awake: the body's
+        // supports on them (not in a snapshot) are taken again before they
+        // sleep again.
+        let reach = world.cable_reach();
+        let around: Vec<Aabb> = world
+            .bodies
+            .iter()
+            .filter(|(_, b)| b.is_dynamic())
+            .map(|(_, b)| b.shape.aabb(&b.pose).expanded(reach))
+            .collect();
+        for a in around {
+            world.wake_cables_in(&a, false);
         }
         Ok(world)
     }
