@@ -558,7 +558,8 @@ impl World {
         best
     }
 
-    /// A hash of every body's state (FNV-1a over the bits), for determinism checks.
+    /// A hash of every body's and cable's state (FNV-1a over the bits), for
+    /// determinism checks.
     pub fn state_hash(&self) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut eat = |x: u64| {
@@ -580,6 +581,15 @@ impl World {
                 eat(v.z.to_bits() as u64);
             }
             eat(b.sleeping as u64);
+        }
+        for c in &self.cables {
+            eat(c.id);
+            for p in c.x.iter().chain(&c.v) {
+                eat(p.x.to_bits() as u64);
+                eat(p.y.to_bits() as u64);
+                eat(p.z.to_bits() as u64);
+            }
+            eat(c.sleeping as u64);
         }
         h
     }
