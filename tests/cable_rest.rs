@@ -6,40 +6,21 @@
 mod common;
 
 use arbiter::physics::{Vec3, World};
-use common::{box_spec, lay_cable, lcg, on_floor, random_pile};
+use common::{box_spec, lay_cable, lcg, on_floor, random_pile, sleep_steps};
 
-/// Steps `w` `steps` times; for each cable, the step it first fell asleep
-/// at (if it did) and the last step it woke at (0 if never), checking that
-/// no particle of a sleeping cable moves or has a velocity.
+/// [`sleep_steps`] over every cable (its particles: none moves or has a
+/// velocity while it sleeps; every position stays finite).
 fn cable_sleep_steps(w: &mut World, steps: usize, what: &str) -> Vec<(Option<usize>, usize)> {
-    let mut out = vec![(None, 0); w.cables().len()];
-    let mut asleep_at: Vec<Option<Vec<Vec3>>> = vec![None; w.cables().len()];
-    for step in 0..steps {
-        w.step();
-        for (k, c) in w.cables().iter().enumerate() {
-            assert!(c.x.iter().all(|p| p.is_finite()), "{what}: NaN");
-            if !c.sleeping {
-                if asleep_at[k].is_some() {
-                    out[k].1 = step;
-                }
-                asleep_at[k] = None;
-                continue;
-            }
-            out[k].0.get_or_insert(step);
-            assert!(
-                c.v.iter().all(|v| *v == Vec3::ZERO),
-                "{what}: cable {k} asleep with a velocity at step {step}"
-            );
-            if let Some(x) = &asleep_at[k] {
-                assert!(
-                    *x == c.x,
-                    "{what}: cable {k} moved while asleep at step {step}"
-                );
-            }
-            asleep_at[k] = Some(c.x.clone());
-        }
-    }
-    out
+    let n = w.cables().len();
+    sleep_steps(w, n, steps, what, |w, k| {
+        let c = &w.cables()[k];
+        assert!(c.x.iter().all(|p| p.is_finite()), "{what}: NaN");
+        (
+            c.sleeping,
+            c.v.iter().all(|v| *v == Vec3::ZERO),
+            c.x.clone(),
+        )
+    })
 }
 
 /// Random piles of 2–12 crossing cables (40 segments, 2 m) dropped on the

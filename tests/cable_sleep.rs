@@ -7,44 +7,20 @@ mod common;
 use arbiter::physics::{BodyKind, BodySpec, Pose, Quat, ShapeSpec, Vec3, World, WorldSettings};
 use common::{box_spec, lay_cable, lcg, random_pile};
 
-/// Steps `w` for `steps` steps; for each of `ids`, the step it first fell
-/// asleep at (if it did) and the last step it woke at (0 if never),
-/// checking that no body moves, or has a velocity, while asleep (an
-/// impulse given to a sleeping body would show there).
-fn sleep_steps(
+/// [`common::sleep_steps`] over the bodies `ids`: no body moves, or has a
+/// velocity, while asleep (an impulse given to a sleeping body would show
+/// there).
+fn body_sleep_steps(
     w: &mut World,
     ids: &[u64],
     steps: usize,
     what: &str,
 ) -> Vec<(Option<usize>, usize)> {
-    let mut out = vec![(None, 0); ids.len()];
-    let mut asleep_at: Vec<Option<Pose>> = vec![None; ids.len()];
-    for step in 0..steps {
-        w.step();
-        for (k, &id) in ids.iter().enumerate() {
-            let b = w.body(id).unwrap();
-            if !b.sleeping {
-                if asleep_at[k].is_some() {
-                    out[k].1 = step;
-                }
-                asleep_at[k] = None;
-                continue;
-            }
-            out[k].0.get_or_insert(step);
-            assert!(
-                b.linear_velocity == Vec3::ZERO && b.angular_velocity == Vec3::ZERO,
-                "{what}: body {k} asleep with a velocity at step {step}"
-            );
-            if let Some(p) = asleep_at[k] {
-                assert!(
-                    p.position == b.pose.position && p.rotation == b.pose.rotation,
-                    "{what}: body {k} moved while asleep at step {step}"
-                );
-            }
-            asleep_at[k] = Some(b.pose);
-        }
-    }
-    out
+    common::sleep_steps(w, ids.len(), steps, what, |w, k| {
+        let b = w.body(ids[k]).unwrap();
+        let still = b.linear_velocity == Vec3::ZERO && b.angular_velocity == Vec3::ZERO;
+        (b.sleeping, still, (b.pose.position, b.pose.rotation))
+    })
 }
 
 /// Bodies with cables lying or draped on them fall asleep (the world's
@@ -91,7 +67,7 @@ fn bodies_with_cables_lying_on_them_fall_asleep() {
                 "a box on a slab, a cable draped over both"
             }
         };
-        let slept = sleep_steps(&mut w, &ids, 600, what);
+        let slept = body_sleep_steps(&mut w, &ids, 600, what);
         for (k, &id) in ids.iter().enumerate() {
             let (first, woke) = slept[k];
             let at = first.unwrap_or_else(|| panic!("{what}: body {k} never slept"));
@@ -116,7 +92,7 @@ fn a_cable_falling_on_a_sleeping_box_wakes_it_and_the_box_sleeps_again() {
     let bx = w
         .add_body(&box_spec([0.3, 0.2, 0.3], [0.0, 0.2, 0.0], 5.0))
         .unwrap();
-    let slept = sleep_steps(&mut w, &[bx], 60, "the box alone");
+    let slept = body_sleep_steps(&mut w, &[bx], 60, "the box alone");
     assert!(slept[0].0.is_some() && w.body(bx).unwrap().sleeping);
     let cable = lay_cable(&mut w, [-1.0, 1.4, 0.0], [1.0, 1.4, 0.0]);
     // Falls 1 m: hits at about 0.45 s.

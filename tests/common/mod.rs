@@ -75,3 +75,39 @@ pub fn random_pile(seed: &mut u64, slab_odds: f32) -> (World, f32) {
     }
     (w, base + 0.04 * count as f32)
 }
+
+/// Steps `w` `steps` times and returns, for each of `n` things (bodies or
+/// cables), the step it first fell asleep at (if it did) and the last step
+/// it woke at (0 if never). `look(w, k)` gives thing `k`'s sleep, whether
+/// it is still (no velocity) and its state; while asleep it must be still
+/// and its state must not change.
+pub fn sleep_steps<S: PartialEq>(
+    w: &mut World,
+    n: usize,
+    steps: usize,
+    what: &str,
+    look: impl Fn(&World, usize) -> (bool, bool, S),
+) -> Vec<(Option<usize>, usize)> {
+    let mut out = vec![(None, 0); n];
+    let mut asleep_at: Vec<Option<S>> = (0..n).map(|_| None).collect();
+    for step in 0..steps {
+        w.step();
+        for (k, at) in asleep_at.iter_mut().enumerate() {
+            let (asleep, still, state) = look(w, k);
+            if !asleep {
+                if at.is_some() {
+                    out[k].1 = step;
+                }
+                *at = None;
+                continue;
+            }
+            out[k].0.get_or_insert(step);
+            assert!(still, "{what}: {k} asleep with a velocity at step {step}");
+            if let Some(s) = at {
+                assert!(*s == state, "{what}: {k} moved while asleep at step {step}");
+            }
+            *at = Some(state);
+        }
+    }
+    out
+}

@@ -408,6 +408,12 @@ impl Cable {
         self.x.len() - 1
     }
 
+    /// Awake, its rest starting again.
+    pub fn wake(&mut self) {
+        self.sleeping = false;
+        self.sleep_time = 0.0;
+    }
+
     /// Current length along the particles.
     pub fn length(&self) -> f32 {
         self.x.windows(2).map(|p| (p[1] - p[0]).length()).sum()

@@ -43,7 +43,7 @@ use super::{sleep_speed, World};
 use crate::physics::aabb::Aabb;
 use crate::physics::cable::pairs::{overlap, Grid};
 use crate::physics::cable::solver::CableSystem;
-use crate::physics::cable::MIN_THICKNESS;
+use crate::physics::cable::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
 use std::collections::HashMap;
 
@@ -256,6 +256,13 @@ fn wake_pad(radius: f32) -> f32 {
     radius.max(MIN_THICKNESS as f32) + 0.5 * WAKE_GAP
 }
 
+/// Cable `c`'s segment boxes padded by [`wake_pad`].
+fn wake_boxes(c: &Cable) -> impl Iterator<Item = (Vec3, Vec3)> + '_ {
+    let pad = Vec3::splat(wake_pad(c.spec.radius));
+    c.x.windows(2)
+        .map(move |p| (p[0].min(p[1]) - pad, p[0].max(p[1]) + pad))
+}
+
 /// The sleeping cables' segment boxes in a grid, with each box's cable
 /// (index), kept until a cable falls asleep, wakes, comes or goes.
 #[derive(Clone, Debug, Default)]
@@ -283,10 +290,7 @@ impl World {
             return true;
         }
         if !self.settings.sleep.enabled {
-            for c in &mut self.cables {
-                c.sleeping = false;
-                c.sleep_time = 0.0;
-            }
+            self.cables.iter_mut().for_each(Cable::wake);
             self.sleepers.invalidate();
             return true;
         }
@@ -337,8 +341,7 @@ impl World {
             reach((swept.min, swept.max));
         }
         for (c, _) in self.cables.iter_mut().zip(&wake).filter(|(_, &w)| w) {
-            c.sleeping = false;
-            c.sleep_time = 0.0;
+            c.wake();
             self.sleepers.invalidate();
         }
         self.cables.iter().any(|c| !c.sleeping)
@@ -365,11 +368,8 @@ impl World {
         sl.boxes.clear();
         sl.cable.clear();
         for (k, c) in self.cables.iter().enumerate().filter(|(_, c)| c.sleeping) {
-            let pad = Vec3::splat(wake_pad(c.spec.radius));
-            for p in c.x.windows(2) {
-                sl.boxes.push((p[0].min(p[1]) - pad, p[0].max(p[1]) + pad));
-                sl.cable.push(k as u32);
-            }
+            sl.boxes.extend(wake_boxes(c));
+            sl.cable.resize(sl.boxes.len(), k as u32);
         }
         sl.grid.build(&sl.boxes, false);
         sl.valid = true;
@@ -388,47 +388,38 @@ impl World {
         let b = (around.min, around.max);
         self.sleepers.grid.query(&b, |_| false, &mut found);
         let mut queue: Vec<usize> = Vec::new();
-        let mut woke = false;
         for &f in &found {
             let k = self.sleepers.cable[f as usize] as usize;
             // The segment's centre line (its box less the padding).
             let pad = Vec3::splat(wake_pad(self.cables[k].spec.radius));
             let (lo, hi) = self.sleepers.boxes[f as usize];
             if self.cables[k].sleeping && overlap(&b, &(lo + pad, hi - pad)) {
-                self.cables[k].sleeping = false;
-                self.cables[k].sleep_time = 0.0;
+                self.cables[k].wake();
                 queue.push(k);
-                woke = true;
             }
         }
-        if !woke {
+        if queue.is_empty() {
             return;
         }
+        self.sleepers.invalidate();
         if !chain {
-            queue.clear();
+            return;
         }
         // (The grid as it was: those woken here are skipped in it.)
         while let Some(k) = queue.pop() {
-            let c = &self.cables[k];
-            let pad = Vec3::splat(wake_pad(c.spec.radius));
-            let boxes: Vec<(Vec3, Vec3)> =
-                c.x.windows(2)
-                    .map(|p| (p[0].min(p[1]) - pad, p[0].max(p[1]) + pad))
-                    .collect();
+            let boxes: Vec<(Vec3, Vec3)> = wake_boxes(&self.cables[k]).collect();
             for b in boxes {
                 found.clear();
                 self.sleepers.grid.query(&b, |_| false, &mut found);
                 for &f in &found {
                     let j = self.sleepers.cable[f as usize] as usize;
                     if self.cables[j].sleeping && overlap(&b, &self.sleepers.boxes[f as usize]) {
-                        self.cables[j].sleeping = false;
-                        self.cables[j].sleep_time = 0.0;
+                        self.cables[j].wake();
                         queue.push(j);
                     }
                 }
             }
         }
-        self.sleepers.invalidate();
     }
 
     /// After the stage: each awake cable that rested this step (its

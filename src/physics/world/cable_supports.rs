@@ -354,10 +354,10 @@ impl World {
         // cable (which has no body contacts), stay as they were: neither
         // moves until it wakes, and the rigid solve that wakes it (struck,
         // say) needs them (the stage then takes them again). Only while the
-        // body, and a body holding it, still reach the segment (a cable
-        // dragged away from under a sleeping body, slowly enough to leave
-        // it asleep, takes its support along). (The body holding it up may
-        // be layers of cables below the segment.)
+        // body still reaches the segment (a cable dragged away from under a
+        // sleeping body, slowly enough to leave it asleep, takes its support
+        // along); not judged by the body holding it up, which may be layers
+        // of cables below the segment.
         let (cables, bodies) = (&self.cables, &self.bodies);
         let reach = self.settings.speculative_distance;
         let near = |slot: u32, seg: u32| {
@@ -372,12 +372,11 @@ impl World {
                 .overlaps(&crate::physics::aabb::Aabb::new(lo, hi))
         };
         let keep = |s: &CableSupport| {
+            let Some(g) = sys.segs.get(s.seg as usize) else {
+                return false;
+            };
             (bodies.by_index(s.body).is_some_and(|b| b.sleeping)
-                || sys
-                    .segs
-                    .get(s.seg as usize)
-                    .is_some_and(|g| cables[g.cable as usize].sleeping))
-                && (s.seg as usize) < sys.segs.len()
+                || cables[g.cable as usize].sleeping)
                 && near(s.body, s.seg)
         };
         let (kept, old): (Vec<CableSupport>, Vec<CableSupport>) =
@@ -394,7 +393,6 @@ impl World {
         let Some(pinch) = pinch else {
             return;
         };
-        let reach = self.settings.speculative_distance;
         let mut wake = Vec::new();
         for c in &sys.body_contacts {
             let separation = gap(sys, c);

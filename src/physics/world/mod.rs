@@ -1039,10 +1039,7 @@ impl World {
             b.sleeping = false;
             b.sleep_time = 0.0;
         }
-        for c in &mut self.cables {
-            c.sleeping = false;
-            c.sleep_time = 0.0;
-        }
+        self.cables.iter_mut().for_each(Cable::wake);
         self.sleepers.invalidate();
     }
 
