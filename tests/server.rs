@@ -120,6 +120,17 @@ async fn new_world(addr: SocketAddr, body: Value) -> String {
     w["id"].as_str().unwrap().to_string()
 }
 
+/// Pauses world `id`: the status and the world's reply.
+async fn pause(addr: SocketAddr, id: &str) -> (u16, Value) {
+    json_req(
+        addr,
+        "PATCH",
+        &format!("/v1/worlds/{id}"),
+        Some(json!({"paused": true})),
+    )
+    .await
+}
+
 async fn tick_of(addr: SocketAddr, id: &str) -> u64 {
     let (_, w) = json_req(addr, "GET", &format!("/v1/worlds/{id}"), None).await;
     w["tick"].as_u64().unwrap()
@@ -213,13 +224,7 @@ async fn pause_then_step_advances_exactly_n_ticks() {
     )
     .await;
     assert_eq!(st, 409, "stepping a running world is a conflict");
-    let (st, p) = json_req(
-        srv.addr,
-        "PATCH",
-        &format!("/v1/worlds/{id}"),
-        Some(json!({"paused": true})),
-    )
-    .await;
+    let (st, p) = pause(srv.addr, &id).await;
     assert_eq!(st, 200);
     assert_eq!(p["paused"], true);
     let t0 = p["tick"].as_u64().unwrap();
@@ -621,13 +626,7 @@ async fn binary_stream_decodes_to_the_world_state() {
     }
     // Pause, catch up with the stream, step to the next frame's tick, and
     // compare the decoded state with the server's at that same tick.
-    let (_, b) = json_req(
-        srv.addr,
-        "PATCH",
-        &format!("/v1/worlds/{id}"),
-        Some(json!({"paused": true})),
-    )
-    .await;
+    let (_, b) = pause(srv.addr, &id).await;
     let mut tick = b["tick"].as_u64().unwrap();
     while *ticks.last().unwrap() + 3 <= tick {
         let t = next_binary_tick(&mut s, &mut dec).await;
@@ -888,4 +887,123 @@ async fn cables_over_rest_and_in_both_stream_formats() {
     assert_eq!(st, 204);
     let (st, _) = http(srv.addr, "GET", &format!("{cables}/{cid}"), None).await;
     assert_eq!(st, 404);
+}
+
+/// A stream tick lists only the cables that may have moved since the
+/// client's last frame: a cable asleep on the floor is left out, a new one
+/// comes in, a client that joins gets every cable in its first tick (a
+/// binary hello has none), and a removed cable's id comes in `removed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_ticks_carry_the_cables_that_moved_and_every_cable_after_a_join() {
+    let srv = start().await;
+    let mut world = ball_world();
+    world["scene"]["cables"] = json!([
+        {"from": [-1, 0.02, 0], "to": [1, 0.02, 0], "segments": 10}
+    ]);
+    let id = new_world(srv.addr, world).await;
+    assert_eq!(pause(srv.addr, &id).await.0, 200);
+    let cables = format!("/v1/worlds/{id}/cables");
+    let (_, list) = json_req(srv.addr, "GET", &cables, None).await;
+    let resting = list[0]["id"].as_u64().unwrap();
+    let step = |n: u32| {
+        let path = format!("/v1/worlds/{id}/step");
+        async move {
+            let (st, r) = json_req(srv.addr, "POST", &path, Some(json!({"steps": n}))).await;
+            assert_eq!(st, 200, "{r}");
+        }
+    };
+    let ids = |m: &Value| -> Vec<u64> {
+        m["cables"]
+            .as_array()
+            .map(|c| c.iter().map(|c| c["id"].as_u64().unwrap()).collect())
+            .unwrap_or_default()
+    };
+    let mut json_s = ws(srv.addr, &id, "").await;
+    let hello = next_json(&mut json_s).await.unwrap();
+    assert_eq!(ids(&hello), [resting]);
+    // The cable on the floor comes to rest and sleeps: a tick carries it
+    // while it is awake at the step's start or end, and no tick after.
+    let (mut was_asleep, mut quiet) = (false, 0);
+    for _ in 0..300 {
+        step(1).await;
+        let m = next_json(&mut json_s).await.unwrap();
+        assert_eq!(m["type"], "tick");
+        let (_, c) = json_req(srv.addr, "GET", &format!("{cables}/{resting}"), None).await;
+        let asleep = c["sleeping"] == true;
+        if was_asleep && asleep {
+            assert!(
+                m.get("cables").is_none(),
+                "a sleeping cable is not sent: {m}"
+            );
+            quiet += 1;
+            if quiet == 5 {
+                break;
+            }
+        } else {
+            assert_eq!(ids(&m), [resting], "a cable awake in the step is sent");
+        }
+        was_asleep = asleep;
+    }
+    assert_eq!(quiet, 5, "the cable on the floor sleeps within 5 s");
+    // A new cable, falling: ticks carry it alone.
+    let (st, c) = json_req(
+        srv.addr,
+        "POST",
+        &cables,
+        Some(json!({"from": [-1, 1, 0.5], "to": [1, 1, 0.5], "segments": 10})),
+    )
+    .await;
+    assert_eq!(st, 201, "{c}");
+    let falling = c["id"].as_u64().unwrap();
+    // A binary client joins: its first tick has both cables (its hello
+    // none); the JSON group's tick has the moving one only.
+    let mut bin_s = ws(srv.addr, &id, "?format=binary").await;
+    let mut dec = BinaryDecoder::new();
+    loop {
+        let Message::Binary(f) = bin_s.next().await.unwrap().unwrap() else {
+            continue;
+        };
+        if let ServerMessage::Hello { .. } = dec.decode(&f).unwrap() {
+            break;
+        }
+    }
+    step(1).await;
+    let m = next_json(&mut json_s).await.unwrap();
+    assert_eq!(
+        ids(&m),
+        [falling],
+        "the JSON tick lists the moving cable only"
+    );
+    let bin_tick = |dec: &mut BinaryDecoder, f: &[u8]| match dec.decode(f).unwrap() {
+        ServerMessage::Tick {
+            cables, removed, ..
+        } => (cables.iter().map(|c| c.id).collect::<Vec<_>>(), removed),
+        other => panic!("not a tick: {other:?}"),
+    };
+    let Message::Binary(f) = bin_s.next().await.unwrap().unwrap() else {
+        panic!("a binary frame")
+    };
+    let (bin_ids, _) = bin_tick(&mut dec, &f);
+    assert_eq!(
+        bin_ids,
+        [resting, falling],
+        "a new client's first tick has every cable"
+    );
+    step(1).await;
+    let Message::Binary(f) = bin_s.next().await.unwrap().unwrap() else {
+        panic!("a binary frame")
+    };
+    assert_eq!(bin_tick(&mut dec, &f).0, [falling], "then only what moves");
+    let _ = next_json(&mut json_s).await.unwrap();
+    // Removing the falling cable: both streams list its id as removed.
+    let (st, _) = http(srv.addr, "DELETE", &format!("{cables}/{falling}"), None).await;
+    assert_eq!(st, 204);
+    step(1).await;
+    let m = next_json(&mut json_s).await.unwrap();
+    assert_eq!(m["removed"], json!([falling]), "{m}");
+    assert!(m.get("cables").is_none(), "{m}");
+    let Message::Binary(f) = bin_s.next().await.unwrap().unwrap() else {
+        panic!("a binary frame")
+    };
+    assert_eq!(bin_tick(&mut dec, &f), (vec![], vec![falling]));
 }

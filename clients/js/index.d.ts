@@ -28,9 +28,10 @@ export interface World {
 export interface BodyState { id: number; p: Vec3; q: Quat; v: Vec3; w: Vec3 }
 export interface Contact { kind: "begin" | "end"; a: number; b: number; point: Vec3; normal: Vec3; impulse: number }
 export interface Cable { id: number; points: Vec3[] }
-export interface Hello { type: "hello"; world: World; bodies: Body[] }
+export interface Hello { type: "hello"; world: World; bodies: Body[]; cables?: Cable[] }
 export interface Tick {
   type: "tick"; tick: number; time: number; bodies: BodyState[]; contacts: Contact[];
+  /** removed: body and cable ids; cables: those that moved since the last frame (all after a hello). */
   spawned: Body[]; removed: number[]; cables?: Cable[];
 }
 export interface Ack { type: "ack"; seq: number }
@@ -49,7 +50,7 @@ export class BinaryDecoder {
 }
 
 export class WorldMirror {
-  world?: World; bodies: Map<number, Body>; contacts: Contact[]; cables?: Cable[];
+  world?: World; bodies: Map<number, Body>; contacts: Contact[]; cables: Map<number, Cable>;
   apply(msg: ServerMessage): void;
 }
 

@@ -123,6 +123,11 @@ export class WorldMirror {
     /** @type {Map<number, any>} */
     this.bodies = new Map();
     this.contacts = [];
+    /**
+     * Cables by id, `{id, points}` (a tick lists only the cables that moved).
+     * @type {Map<number, any>}
+     */
+    this.cables = new Map();
   }
 
   apply(msg) {
@@ -131,10 +136,15 @@ export class WorldMirror {
       this.bodies = new Map();
       for (const b of msg.bodies) if (b.id !== undefined) this.bodies.set(b.id, { ...b });
       this.contacts = [];
-      this.cables = msg.cables ?? [];
+      this.cables = new Map();
+      for (const c of msg.cables ?? []) this.cables.set(c.id, c);
     } else if (msg.type === "tick") {
       for (const b of msg.spawned) if (b.id !== undefined) this.bodies.set(b.id, { ...b });
-      for (const id of msg.removed) this.bodies.delete(id);
+      // Removed ids name bodies and cables (one count for both).
+      for (const id of msg.removed) {
+        this.bodies.delete(id);
+        this.cables.delete(id);
+      }
       for (const s of msg.bodies) {
         let b = this.bodies.get(s.id);
         if (!b) this.bodies.set(s.id, (b = { id: s.id }));
@@ -144,7 +154,7 @@ export class WorldMirror {
         b.angular_velocity = s.w;
       }
       this.contacts = msg.contacts;
-      if (msg.cables) this.cables = msg.cables;
+      for (const c of msg.cables ?? []) this.cables.set(c.id, c);
       if (this.world) {
         this.world.tick = msg.tick;
         this.world.time = msg.time;

@@ -228,7 +228,7 @@ function frame(now) {
       else fromPose(pose.p, pose.q, model);
       renderer.drawShape(b.shape, model, colorOf(b), b.shape.type === "plane");
     }
-    for (const c of sub_.mirror.cables ?? []) {
+    for (const c of sub_.mirror.cables.values()) {
       renderer.drawPrimitive(gl.LINE_STRIP, c.points, [0.95, 0.85, 0.3, 1]);
       renderer.drawPrimitive(gl.POINTS, c.points, [0.95, 0.85, 0.3, 1], 4);
     }

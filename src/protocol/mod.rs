@@ -93,7 +93,9 @@ pub enum ServerMessage {
         contacts: Vec<ContactEvent>,
         spawned: Vec<Body>,
         removed: Vec<u64>,
-        /// Every cable's particle positions, in every frame while cables exist.
+        /// The particle positions of the cables that may have moved since
+        /// the client's last frame (every cable after a hello;
+        /// proto/stream.md).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         cables: Vec<CableState>,
     },

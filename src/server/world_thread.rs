@@ -116,6 +116,11 @@ struct Group {
     contacts: Vec<ContactEvent>,
     spawned: Vec<Body>,
     removed: Vec<u64>,
+    /// Cables that may have moved (or were added) since the group's last
+    /// frame; with `all_cables`, every cable goes in the next frame (a
+    /// client joined, and a binary hello carries no cables).
+    cables: BTreeSet<u64>,
+    all_cables: bool,
 }
 
 pub struct WorldThread {
@@ -129,6 +134,8 @@ pub struct WorldThread {
     spawned: Vec<Body>,
     removed: Vec<u64>,
     touched: BTreeSet<u64>,
+    /// Cables added since the last tick.
+    added_cables: Vec<u64>,
     step_sum: f64,
     step_count: u64,
     step_max: f64,
@@ -146,6 +153,7 @@ impl WorldThread {
             spawned: Vec::new(),
             removed: Vec::new(),
             touched: BTreeSet::new(),
+            added_cables: Vec::new(),
             step_sum: 0.0,
             step_count: 0,
             step_max: 0.0,
@@ -362,10 +370,10 @@ impl WorldThread {
                     )));
                     return false;
                 }
-                let res = self
-                    .world
-                    .add_cable(&spec)
-                    .map(|id| self.world.cable(id).expect("just added").to_spec());
+                let res = self.world.add_cable(&spec).map(|id| {
+                    self.added_cables.push(id);
+                    self.world.cable(id).expect("just added").to_spec()
+                });
                 let _ = r.send(res);
             }
             Command::Cables(r) => {
@@ -386,6 +394,9 @@ impl WorldThread {
             }
             Command::RemoveCable(id, r) => {
                 let res = if self.world.remove_cable(id) {
+                    // Streams list it with the removed bodies (ids are
+                    // counted together).
+                    self.removed.push(id);
                     Ok(())
                 } else {
                     Err(format!("cable {id} not found"))
@@ -418,6 +429,8 @@ impl WorldThread {
                     contacts: Vec::new(),
                     spawned: Vec::new(),
                     removed: Vec::new(),
+                    cables: BTreeSet::new(),
+                    all_cables: false,
                 };
                 // The group's baseline starts from the full state.
                 match format {
@@ -432,6 +445,9 @@ impl WorldThread {
                 self.groups.len() - 1
             }
         };
+        // The next shared frame carries every cable: a binary hello has
+        // none, and a frame lists only the cables that moved.
+        self.groups[idx].all_cables = true;
         let g = &self.groups[idx];
         // A newcomer (or a resynchronized slow reader) gets the group's
         // baseline so the next shared frame decodes for it too.
@@ -453,9 +469,25 @@ impl WorldThread {
         self.world.cables().iter().map(|c| c.state()).collect()
     }
 
+    /// Ids of the cables awake now (in the world's order).
+    fn awake_cables(&self) -> impl Iterator<Item = u64> + '_ {
+        self.world
+            .cables()
+            .iter()
+            .filter(|c| !c.sleeping)
+            .map(|c| c.id)
+    }
+
     /// One tick: step, then feed every subscriber group.
     fn tick(&mut self) {
+        // A cable may have moved in the step if it was awake before or after
+        // it (one woken in the step is awake after it; one falls asleep only
+        // after resting for the sleep time, so none sleeps through a step it
+        // moved in).
+        let mut moved_cables: BTreeSet<u64> = self.awake_cables().collect();
         self.world.step();
+        moved_cables.extend(self.awake_cables());
+        moved_cables.extend(self.added_cables.drain(..));
         let ms = self.world.profile().total as f64;
         self.step_sum += ms;
         self.step_count += 1;
@@ -465,7 +497,6 @@ impl WorldThread {
         self.groups.retain(|g| g.tx.receiver_count() > 0);
         let mut subscribers = 0;
         let moved: Vec<u64> = self.world.moved_bodies().to_vec();
-        let cables = self.cable_states();
         for g in &mut self.groups {
             subscribers += g.tx.receiver_count();
             g.moved.extend(moved.iter().copied());
@@ -473,6 +504,7 @@ impl WorldThread {
             g.contacts.extend_from_slice(self.world.contact_events());
             g.spawned.extend(self.spawned.iter().cloned());
             g.removed.extend(self.removed.iter().copied());
+            g.cables.extend(moved_cables.iter().copied());
             g.since += 1;
             if g.since < g.every {
                 continue;
@@ -482,6 +514,15 @@ impl WorldThread {
                 .moved
                 .iter()
                 .filter_map(|&id| self.world.body(id).map(BodyState::of))
+                .collect();
+            // The cables that may have moved since the group's last frame
+            // (all after a join), in the world's order.
+            let cables: Vec<CableState> = self
+                .world
+                .cables()
+                .iter()
+                .filter(|c| g.all_cables || g.cables.contains(&c.id))
+                .map(|c| c.state())
                 .collect();
             let (tick, time) = (self.world.tick(), self.world.time());
             let frame = match g.format {
@@ -511,6 +552,8 @@ impl WorldThread {
             g.contacts.clear();
             g.spawned.clear();
             g.removed.clear();
+            g.cables.clear();
+            g.all_cables = false;
         }
         self.metrics.set_subscribers(subscribers);
         self.spawned.clear();

@@ -88,7 +88,7 @@ test("viewer draws a world, animates it, and a click pushes a body", { skip, tim
   const b = await canvasDigest(page);
   assert.ok(a[0] > 20, `canvas has content (${a[0]} colours)`);
   assert.notEqual(a[1], b[1], "the picture changes while bodies fall");
-  const cables = await page.evaluate(() => window.arbiterViewer.subscription.mirror.cables);
+  const cables = await page.evaluate(() => [...window.arbiterViewer.subscription.mirror.cables.values()]);
   assert.equal(cables.length, 1, "the viewer has the cable");
   assert.equal(cables[0].id, cable.id);
   assert.equal(cables[0].points.length, 13);

@@ -56,3 +56,26 @@ test("binary and JSON mirrors agree within quantization", () => {
     for (let k = 0; k < 3; k++) assert.ok(Math.abs(j.position[k] - b.position[k]) <= 1 / 2048 + 1e-6);
   }
 });
+
+test("the mirror keeps cables a tick leaves out and drops removed ones", () => {
+  const m = new WorldMirror();
+  const world = { id: "w", name: "w", tick: 0, time: 0 };
+  m.apply({ type: "hello", world, bodies: [], cables: [{ id: 2, points: [[0, 1, 0], [1, 1, 0]] }] });
+  assert.deepEqual([...m.cables.keys()], [2]);
+  const tick = { type: "tick", tick: 1, time: 0.1, bodies: [], contacts: [], spawned: [], removed: [] };
+  // A tick listing another cable: the first (asleep, say) is kept as it was.
+  m.apply({ ...tick, cables: [{ id: 3, points: [[0, 2, 0], [1, 2, 0]] }] });
+  assert.deepEqual([...m.cables.keys()].sort(), [2, 3]);
+  assert.deepEqual(m.cables.get(2).points[0], [0, 1, 0]);
+  // A tick without cables changes none; one listing a cable replaces it.
+  m.apply(tick);
+  m.apply({ ...tick, cables: [{ id: 2, points: [[0, 0.5, 0], [1, 0.5, 0]] }] });
+  assert.deepEqual(m.cables.get(2).points[0], [0, 0.5, 0]);
+  assert.deepEqual(m.cables.get(3).points[0], [0, 2, 0]);
+  // A removed id takes the cable away.
+  m.apply({ ...tick, removed: [3] });
+  assert.deepEqual([...m.cables.keys()], [2]);
+  // A hello starts over from the cables it carries (a binary hello: none).
+  m.apply({ type: "hello", world, bodies: [] });
+  assert.equal(m.cables.size, 0);
+});

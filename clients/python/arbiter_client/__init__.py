@@ -147,13 +147,16 @@ class ArbiterClient:
 
 
 class WorldMirror:
-    """A world's state as a stream told it: ``world`` and ``bodies`` (id -> Body
-    dict, position/rotation/velocities current). Apply every message in order."""
+    """A world's state as a stream told it: ``world``, ``bodies`` (id -> Body
+    dict, position/rotation/velocities current) and ``cables`` (id -> ``{"id",
+    "points"}``; a tick lists only the cables that moved since the last
+    frame). Apply every message in order."""
 
     def __init__(self):
         self.world = None
         self.bodies = {}
         self.contacts = []
+        self.cables = {}
 
     def apply(self, msg):
         t = msg.get("type")
@@ -161,17 +164,21 @@ class WorldMirror:
             self.world = dict(msg["world"])
             self.bodies = {b["id"]: dict(b) for b in msg["bodies"] if "id" in b}
             self.contacts = []
+            self.cables = {c["id"]: c for c in msg.get("cables", [])}
         elif t == "tick":
             for b in msg["spawned"]:
                 if "id" in b:
                     self.bodies[b["id"]] = dict(b)
-            for i in msg["removed"]:
+            for i in msg["removed"]:  # body and cable ids (one count for both)
                 self.bodies.pop(i, None)
+                self.cables.pop(i, None)
             for s in msg["bodies"]:
                 b = self.bodies.setdefault(s["id"], {"id": s["id"]})
                 b["position"], b["rotation"] = s["p"], s["q"]
                 b["linear_velocity"], b["angular_velocity"] = s["v"], s["w"]
             self.contacts = msg["contacts"]
+            for c in msg.get("cables", []):
+                self.cables[c["id"]] = c
             if self.world is not None:
                 self.world["tick"] = msg["tick"]
                 self.world["time"] = msg["time"]

@@ -43,3 +43,26 @@ def test_json_frames_end_in_the_exact_state():
     got = {str(i): {"id": i, "p": b["position"], "q": b["rotation"], "v": b["linear_velocity"],
                     "w": b["angular_velocity"]} for i, b in m.bodies.items()}
     same(got, FIXTURE["final_json_states"], "final", loose=True)
+
+
+def test_mirror_keeps_cables_a_tick_leaves_out_and_drops_removed_ones():
+    m = WorldMirror()
+    world = {"id": "w", "name": "w", "tick": 0, "time": 0.0}
+    m.apply({"type": "hello", "world": world, "bodies": [],
+             "cables": [{"id": 2, "points": [[0, 1, 0], [1, 1, 0]]}]})
+    assert m.cables == {2: {"id": 2, "points": [[0, 1, 0], [1, 1, 0]]}}
+    tick = {"type": "tick", "tick": 1, "time": 0.1, "bodies": [], "contacts": [], "spawned": [],
+            "removed": []}
+    # A tick listing another cable: the first (asleep, say) is kept as it was.
+    m.apply({**tick, "cables": [{"id": 3, "points": [[0, 2, 0], [1, 2, 0]]}]})
+    assert sorted(m.cables) == [2, 3] and m.cables[2]["points"][0] == [0, 1, 0]
+    # A tick without cables changes none; one listing a cable replaces it.
+    m.apply(tick)
+    m.apply({**tick, "cables": [{"id": 2, "points": [[0, 0.5, 0], [1, 0.5, 0]]}]})
+    assert m.cables[2]["points"][0] == [0, 0.5, 0] and m.cables[3]["points"][0] == [0, 2, 0]
+    # A removed id takes the cable away.
+    m.apply({**tick, "removed": [3]})
+    assert sorted(m.cables) == [2]
+    # A hello starts over from the cables it carries (a binary hello: none).
+    m.apply({"type": "hello", "world": world, "bodies": []})
+    assert m.cables == {}
