@@ -31,7 +31,8 @@
 //!   - `physics::scene` — the scene/snapshot format and its validation
 //!   - `physics::ccd_queries` — the `arbiter ccd-queries` runner
 //! - [`protocol`] — wire types, the JSON and binary stream encoders
-//!   (quantization, smallest-three rotations, per-group deltas)
+//!   (quantization, smallest-three rotations, per-group deltas; cable points
+//!   as residuals against their last two frames)
 //! - `server` (feature `server`) — `arbiter serve`: world threads, REST,
 //!   WebSocket streams, metrics
 //! - [`simulate`] — the headless `arbiter simulate` runner

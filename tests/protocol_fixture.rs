@@ -1,6 +1,6 @@
 //! One protocol, three readers: proto/fixtures/stream.json holds a recorded
-//! stream (a hello, ticks with contacts, spawns and removals, a join hello,
-//! an ack and an error) from a real `World` through `BinaryEncoder` and
+//! stream (a hello, ticks with contacts, spawns and removals, cables moving,
+//! falling asleep, added and removed, a join hello, an ack and an error) from a real `World` through `BinaryEncoder` and
 //! `JsonEncoder`, with what the binary frames decode to. This test checks
 //! the Rust decoders against it; clients/js/test/fixture.test.js and
 //! clients/python/tests/test_fixture.py check the JavaScript and Python ones.
@@ -8,6 +8,7 @@
 //! Regenerate (after a deliberate format or engine change) with
 //! `ARBITER_UPDATE_FIXTURES=1 cargo test --test protocol_fixture`.
 
+use arbiter::physics::cable::{CableSpec, CableState};
 use arbiter::physics::scene::{Scene, WorldSpec};
 use arbiter::physics::world::World;
 use arbiter::physics::{BodyKind, BodySpec, ShapeSpec};
@@ -16,7 +17,7 @@ use arbiter::protocol::{
     BinaryDecoder, BinaryEncoder, Body, BodyState, JsonEncoder, ServerMessage, StepMs, WorldInfo,
 };
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 fn fixture_path() -> PathBuf {
@@ -115,13 +116,18 @@ fn scene() -> Scene {
     bodies[4].ccd = true;
     bodies[6].margin = 0.01;
     bodies[7].linear_velocity = [1.0, 0.0, 0.0];
+    // A rope swinging from a pin (awake throughout) and one lying on the
+    // floor (asleep after half a second).
+    let mut swinging = CableSpec::new([-4.0, 3.0, 2.0], [-2.0, 3.0, 2.0], 8);
+    swinging.pinned = vec![0];
+    let resting = CableSpec::new([-4.0, 0.02, -2.0], [-2.0, 0.02, -2.0], 6);
     Scene {
         world: WorldSpec {
             name: "fixture".into(),
             ..WorldSpec::default()
         },
         bodies,
-        cables: Vec::new(),
+        cables: vec![swinging, resting],
     }
 }
 
@@ -151,9 +157,26 @@ fn states(w: &World) -> Vec<BodyState> {
     w.bodies().map(BodyState::of).collect()
 }
 
-/// Records the stream: every = 2, 48 steps, a spawn at step 10, a removal
-/// at step 20, a body spawned and removed between two frames (steps 29/30),
-/// a join hello at step 36, then an ack and an error.
+/// The cables a frame carries, as the server picks them: those awake before
+/// or after a step since the last frame or added since (`moved`), or every
+/// cable after a join.
+fn cable_states(w: &World, moved: &BTreeSet<u64>, all: bool) -> Vec<CableState> {
+    w.cables()
+        .iter()
+        .filter(|c| all || moved.contains(&c.id))
+        .map(|c| c.state())
+        .collect()
+}
+
+fn awake_cables(w: &World) -> impl Iterator<Item = u64> + '_ {
+    w.cables().iter().filter(|c| !c.sleeping).map(|c| c.id)
+}
+
+/// Records the stream: every = 2, 48 steps, a spawn at step 10, a cable
+/// added at step 12, a removal at step 20, the cable removed at step 24, a
+/// body spawned and removed between two frames (steps 29/30), a join hello
+/// at step 36 (the next frame carries every cable as a key frame), then an
+/// ack and an error.
 fn record() -> Value {
     let mut world = World::from_scene(&scene()).unwrap();
     let mut bin = BinaryEncoder::new();
@@ -164,8 +187,20 @@ fn record() -> Value {
     let mut contacts = Vec::new();
     let mut spawned: Vec<Body> = Vec::new();
     let mut removed: Vec<u64> = Vec::new();
+    let (mut moved_cables, mut all_cables) = (BTreeSet::new(), true);
+    let mut added_cable = 0;
     for step in 1..=48u64 {
         match step {
+            12 => {
+                let mut c = CableSpec::new([1.0, 2.5, -2.0], [2.0, 2.5, -2.0], 5);
+                c.linear_velocity = [0.0, 1.0, 0.0];
+                added_cable = world.add_cable(&c).unwrap();
+                moved_cables.insert(added_cable);
+            }
+            24 => {
+                assert!(world.remove_cable(added_cable));
+                removed.push(added_cable);
+            }
             10 => {
                 let mut b = body(
                     BodyKind::Dynamic,
@@ -196,24 +231,33 @@ fn record() -> Value {
             }
             _ => {}
         }
+        moved_cables.extend(awake_cables(&world));
         world.step();
+        moved_cables.extend(awake_cables(&world));
         contacts.extend_from_slice(world.contact_events());
         if step % 2 == 0 {
             let st = states(&world);
+            let cables = cable_states(&world, &moved_cables, all_cables);
+            let t = world.time();
             frames.push((
-                bin.encode_tick(step, world.time(), &st, &contacts, &spawned, &removed),
-                js.encode_tick(step, world.time(), &st, &contacts, &spawned, &removed),
+                bin.encode_tick_with_cables(step, t, &st, &contacts, &spawned, &removed, &cables),
+                js.encode_tick_with_cables(step, t, &st, &contacts, &spawned, &removed, &cables),
             ));
             contacts.clear();
             spawned.clear();
             removed.clear();
+            moved_cables.clear();
+            all_cables = false;
         }
         if step == 36 {
             let (wi, bs) = (info(&world), bodies(&world));
+            let all: Vec<CableState> = world.cables().iter().map(|c| c.state()).collect();
             frames.push((
                 bin.encode_join_hello(&wi, &bs),
-                js.encode_join_hello(&wi, &bs),
+                js.encode_join_hello_with_cables(&wi, &bs, &all),
             ));
+            bin.forget_cables();
+            all_cables = true;
         }
     }
     frames.push((
@@ -251,25 +295,55 @@ fn record() -> Value {
         .into_iter()
         .map(|s| (s.id.to_string(), serde_json::to_value(s).unwrap()))
         .collect();
+    let decoded: Vec<ServerMessage> = out
+        .iter()
+        .map(|f| serde_json::from_value(f["decoded"].clone()).unwrap())
+        .collect();
+    let final_binary_cables = cable_map(&mirror(&decoded).1);
+    let final_json_cables = cable_map(
+        &world
+            .cables()
+            .iter()
+            .map(|c| (c.id, c.state().points))
+            .collect(),
+    );
     json!({
         "about": "Recorded Arbiter stream (every = 2): each frame as binary (hex) and JSON text, \
                   and what the binary frame decodes to (as the JSON stream would carry it). \
                   Floats of f32 fields are printed as the shortest decimal of the f32 value. \
                   final_binary_states: every body's state after the last frame, from the binary \
-                  stream (quantized); final_json_states: the same from the JSON stream (exact). \
+                  stream (quantized); final_json_states: the same from the JSON stream (exact); \
+                  final_binary_cables and final_json_cables: every cable's points after the last \
+                  frame, the same way (a client keeps each cable until a tick carries it again). \
                   Generated by tests/protocol_fixture.rs.",
         "frames": out,
         "final_binary_states": final_binary,
         "final_json_states": final_json,
+        "final_binary_cables": final_binary_cables,
+        "final_json_cables": final_json_cables,
     })
 }
 
-/// A JSON client's view: apply hello and ticks in order.
-fn mirror(messages: &[ServerMessage]) -> BTreeMap<u64, BodyState> {
+type Cables = BTreeMap<u64, Vec<[f32; 3]>>;
+
+fn cable_map(c: &Cables) -> Value {
+    serde_json::to_value(
+        c.iter()
+            .map(|(id, p)| (id.to_string(), p.clone()))
+            .collect::<BTreeMap<String, Vec<[f32; 3]>>>(),
+    )
+    .unwrap()
+}
+
+/// A client's view: apply hello and ticks in order (bodies, and cables kept
+/// until a tick carries them again or removes them).
+fn mirror(messages: &[ServerMessage]) -> (BTreeMap<u64, BodyState>, Cables) {
     let mut m = BTreeMap::new();
+    let mut cm = Cables::new();
     for msg in messages {
         match msg {
-            ServerMessage::Hello { bodies, .. } => {
+            ServerMessage::Hello { bodies, cables, .. } => {
+                cm = cables.iter().map(|c| (c.id, c.points.clone())).collect();
                 m.clear();
                 for b in bodies {
                     if let Some(id) = b.id {
@@ -281,6 +355,7 @@ fn mirror(messages: &[ServerMessage]) -> BTreeMap<u64, BodyState> {
                 bodies,
                 spawned,
                 removed,
+                cables,
                 ..
             } => {
                 for b in spawned {
@@ -290,15 +365,19 @@ fn mirror(messages: &[ServerMessage]) -> BTreeMap<u64, BodyState> {
                 }
                 for id in removed {
                     m.remove(id);
+                    cm.remove(id);
                 }
                 for s in bodies {
                     m.insert(s.id, *s);
+                }
+                for c in cables {
+                    cm.insert(c.id, c.points.clone());
                 }
             }
             _ => {}
         }
     }
-    m
+    (m, cm)
 }
 
 fn spec_state(id: u64, b: &Body) -> BodyState {
@@ -325,7 +404,8 @@ fn recorded_stream_decodes_to_the_fixture() {
 
     // Binary: the Rust decoder gives exactly the recorded messages.
     let mut decoder = BinaryDecoder::new();
-    let mut saw = (0, 0, 0, 0);
+    let mut binary_messages = Vec::new();
+    let mut saw = (0, 0, 0, 0, 0);
     for (i, f) in frames.iter().enumerate() {
         let msg = decoder
             .decode(&unhex(f["binary"].as_str().unwrap()))
@@ -340,6 +420,7 @@ fn recorded_stream_decodes_to_the_fixture() {
             spawned,
             removed,
             bodies,
+            cables,
             ..
         } = &msg
         {
@@ -347,11 +428,18 @@ fn recorded_stream_decodes_to_the_fixture() {
             saw.1 += spawned.len();
             saw.2 += removed.len();
             saw.3 += bodies.len();
+            saw.4 += cables.len();
         }
+        binary_messages.push(msg);
     }
     assert!(
-        saw.0 > 0 && saw.1 >= 2 && saw.2 >= 2 && saw.3 > 0,
+        saw.0 > 0 && saw.1 >= 2 && saw.2 >= 3 && saw.3 > 0 && saw.4 > 0,
         "{saw:?}"
+    );
+    same(
+        &cable_map(&mirror(&binary_messages).1),
+        &fixture["final_binary_cables"],
+        "final binary cables",
     );
     let final_binary: BTreeMap<String, Value> = decoder
         .states()
@@ -369,7 +457,12 @@ fn recorded_stream_decodes_to_the_fixture() {
         .iter()
         .map(|f| decode_json(f["json"].as_str().unwrap()).unwrap())
         .collect();
-    let m = mirror(&messages);
+    let (m, cables) = mirror(&messages);
+    same(
+        &cable_map(&cables),
+        &fixture["final_json_cables"],
+        "final JSON cables",
+    );
     let final_json: BTreeMap<String, Value> = m
         .values()
         .map(|s| (s.id.to_string(), serde_json::to_value(s).unwrap()))

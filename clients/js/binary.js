@@ -1,4 +1,4 @@
-// Decoder of Arbiter's binary stream format, version 1 (proto/binary.md).
+// Decoder of Arbiter's binary stream format, version 2 (proto/binary.md).
 //
 // A BinaryDecoder holds the per-body baseline of one stream and turns each
 // binary WebSocket message into the same object the JSON stream would carry
@@ -9,15 +9,18 @@
 // One difference: ids, ticks and counts are JavaScript numbers, so a varint
 // above 2^53 − 1 is rejected (the Rust decoder accepts up to 2^64 − 1).
 
-export const VERSION = 1;
+export const VERSION = 2;
 const HELLO = 1, TICK = 2, ACK = 3, ERROR = 4;
-const S_SPAWNED = 1, S_REMOVED = 2, S_BODIES = 4, S_CONTACTS = 8;
+const S_SPAWNED = 1, S_REMOVED = 2, S_BODIES = 4, S_CONTACTS = 8, S_CABLES = 16;
 const F_V = 1, F_W = 2, F_P = 4, F_Q = 8;
 const SF_CCD = 1, SF_SLEEPING_KNOWN = 2, SF_SLEEPING = 4, SF_DENSITY = 8, SF_MASS = 16,
   SF_LABEL = 32, SF_MARGIN = 64, SF_ID = 128;
 const C_END = 1, C_IMPULSE = 2;
 const MIN_RECORD_BITS = 5;
 const MIN_CONTACT_BYTES = 10;
+// Smallest cable record (1-bit id gap, key bit, 1-bit count) and point (three 1-bit residuals).
+const MIN_CABLE_BITS = 3;
+const MIN_POINT_BITS = 3;
 
 export const POSITION_SCALE = 1024;
 export const VELOCITY_SCALE = 128;
@@ -304,6 +307,20 @@ class BitReader {
   }
 }
 
+/**
+ * A section of n records in a bit section (varint n, varint len, len bytes):
+ * [n, its BitReader]; n more than the bits hold at minBits a record throws tooMany.
+ */
+function bitSection(r, minBits, tooMany) {
+  const n = r.varint();
+  const len = r.varint();
+  if (len > r.remaining()) throw r.error("bit section longer than the frame");
+  const start = r.need(len);
+  const bits = new BitReader(r.b, start, len);
+  if (n > Math.floor(bits.bitsLeft() / minBits)) throw r.error(tooMany);
+  return [n, bits];
+}
+
 function readResidual(bits, predicted) {
   const out = predicted.slice();
   for (let k = 0; k < 3; k++) {
@@ -466,6 +483,11 @@ export class BinaryDecoder {
   constructor() {
     /** @type {Map<number, {p:number[], q:{index:number,c:number[]}, v:number[], w:number[]}>} */
     this.base = new Map();
+    /**
+     * Per cable id, the quantized points of the last two frames that carried it.
+     * @type {Map<number, {before: number[][], now: number[][]}>}
+     */
+    this.cables = new Map();
     this.time = 0;
   }
 
@@ -539,6 +561,7 @@ export class BinaryDecoder {
     }
     r.finish();
     this.base = base;
+    this.cables = new Map();
     this.time = time;
     return { type: "hello", world, bodies };
   }
@@ -576,14 +599,7 @@ export class BinaryDecoder {
 
     const bodies = [];
     if (flags & S_BODIES) {
-      const n = r.varint();
-      const len = r.varint();
-      if (len > r.remaining()) throw r.error("bit section longer than the frame");
-      const start = r.need(len);
-      const bits = new BitReader(r.b, start, len);
-      if (n > Math.floor(bits.bitsLeft() / MIN_RECORD_BITS)) {
-        throw r.error("body count larger than the bit section can hold");
-      }
+      const [n, bits] = bitSection(r, MIN_RECORD_BITS, "body count larger than the bit section can hold");
       const dt = predictionDt(time, this.time);
       let next = 0;
       for (let i = 0; i < n; i++) {
@@ -606,24 +622,52 @@ export class BinaryDecoder {
       }
     }
 
-    // Cables: every cable's particle positions as plain f32s.
+    // Cables: key frames (first point, then each less the one before) or
+    // residuals against 2·now − before, in a bit section.
     const cables = [];
-    if (flags & 0x10) {
-      const n = r.count(2);
+    const cableBases = [];
+    if (flags & S_CABLES) {
+      const [n, bits] = bitSection(r, MIN_CABLE_BITS, "cable count larger than the bit section can hold");
+      let next = 0;
       for (let i = 0; i < n; i++) {
-        const id = r.varint();
-        const m = r.count(12);
+        const id = next + bits.expGolomb();
+        if (id > MAX_SAFE) throw bits.error("cable id above 2^53");
+        next = id + 1;
         const points = [];
-        for (let k = 0; k < m; k++) points.push([r.f32(), r.f32(), r.f32()]);
-        cables.push({ id, points });
+        let base;
+        if (bits.readBit()) {
+          const m = bits.expGolomb();
+          if (m > Math.floor(bits.bitsLeft() / MIN_POINT_BITS)) {
+            throw bits.error("point count larger than the bit section can hold");
+          }
+          let last = [0, 0, 0];
+          for (let k = 0; k < m; k++) points.push((last = readResidual(bits, last)));
+          base = { before: points, now: points };
+        } else {
+          const old = staged.get(id) === null ? undefined : this.cables.get(id);
+          if (!old) throw bits.error("cable residuals for a cable not in the baseline");
+          for (let k = 0; k < old.now.length; k++) {
+            const a = old.now[k], b = old.before[k];
+            const pred = [0, 1, 2].map((j) => (a[j] + ((a[j] - b[j]) | 0)) | 0);
+            points.push(readResidual(bits, pred));
+          }
+          base = { before: old.now, now: points };
+        }
+        cableBases.push([id, base]);
+        cables.push({ id, points: points.map((p) => deq(p, POSITION_SCALE)) });
       }
+      bits.finish();
     }
     r.finish();
 
     for (const [id, s] of staged) {
       if (s) this.base.set(id, s);
-      else this.base.delete(id);
+      else {
+        this.base.delete(id);
+        this.cables.delete(id);
+      }
     }
+    for (const [id, base] of cableBases) this.cables.set(id, base);
     this.time = time;
     const msg = { type: "tick", tick, time, bodies, contacts, spawned, removed };
     if (cables.length) msg.cables = cables;

@@ -17,11 +17,18 @@
 //! and removed between two frames leaves no trace), listed bodies take their
 //! new state (an id the baseline does not know starts from the all-zero
 //! state). A hello replaces the whole baseline.
+//!
+//! Cables have a baseline of their own: per cable id, its quantized points
+//! in the last two frames that carried it. A cable it holds is sent as
+//! residuals against the points moved on as over the last frame
+//! (`2·now − before`); one it does not (new, or after
+//! [`BinaryEncoder::forget_cables`] for a joining subscriber) as a key frame.
+//! Removed ids and a hello clear it too.
 
 use super::quantize::{
-    decode_normal, encode_normal, predict_position, predict_rotation, prediction_dt, quantize3,
-    unzigzag32, unzigzag64, zigzag32, zigzag64, QRot, QState, POSITION_SCALE, ROTATION_BITS,
-    ROTATION_MAX,
+    decode_normal, dequantize3, encode_normal, predict_position, predict_rotation, prediction_dt,
+    quantize3, unzigzag32, unzigzag64, zigzag32, zigzag64, QRot, QState, POSITION_SCALE,
+    ROTATION_BITS, ROTATION_MAX,
 };
 use super::wire::{
     put_f32, put_f64, put_i16, put_str, put_u8, put_varint, BitReader, BitWriter, ByteReader,
@@ -33,8 +40,9 @@ use std::collections::HashMap;
 
 pub use super::wire::DecodeError;
 
-/// First byte of every frame.
-pub const VERSION: u8 = 1;
+/// First byte of every frame (2: cables quantized and predicted; 1 sent
+/// them as plain `f32`s).
+pub const VERSION: u8 = 2;
 
 /// Second byte of every frame: the message type.
 pub mod message {
@@ -83,6 +91,40 @@ mod contact_flag {
 const MIN_RECORD_BITS: usize = 5;
 /// Smallest contact: head, a, b − a, three point bytes, the normal.
 const MIN_CONTACT_BYTES: usize = 10;
+/// Smallest cable record in the bit section: a 1-bit id gap, the key bit,
+/// and (a key frame) a 1-bit count.
+const MIN_CABLE_BITS: usize = 3;
+/// Smallest point in a cable record: three 1-bit residuals.
+const MIN_POINT_BITS: usize = 3;
+
+/// What a group's frames last told of a cable: its quantized points in the
+/// last frame that carried it (`now`) and in the one before (`before`; the
+/// same after a key frame). The next frame predicts `2·now − before`.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct CableBase {
+    before: Vec<[i32; 3]>,
+    now: Vec<[i32; 3]>,
+}
+
+impl CableBase {
+    fn key(points: Vec<[i32; 3]>) -> Self {
+        Self {
+            before: points.clone(),
+            now: points,
+        }
+    }
+
+    /// The prediction of point `k` (wrapping i32).
+    fn predict(&self, k: usize) -> [i32; 3] {
+        let (a, b) = (self.now[k], self.before[k]);
+        [0, 1, 2].map(|i| a[i].wrapping_add(a[i].wrapping_sub(b[i])))
+    }
+
+    /// The next frame's points become `now`.
+    fn advance(&mut self, points: Vec<[i32; 3]>) {
+        self.before = std::mem::replace(&mut self.now, points);
+    }
+}
 
 // ----------------------------------------------------------------------
 // Encoder.
@@ -92,6 +134,8 @@ const MIN_CONTACT_BYTES: usize = 10;
 #[derive(Default)]
 pub struct BinaryEncoder {
     base: HashMap<u64, QState>,
+    /// Per cable id: what this group's frames last told of it.
+    cables: HashMap<u64, CableBase>,
     /// Time of the last frame sent (hello or tick): predictions extrapolate
     /// from it.
     time: f64,
@@ -119,6 +163,7 @@ impl BinaryEncoder {
     /// that state (bodies without an id are sent but not tracked).
     pub fn encode_hello(&mut self, world: &WorldInfo, bodies: &[Body]) -> Vec<u8> {
         self.base.clear();
+        self.cables.clear();
         for b in bodies {
             if let Some(id) = b.id {
                 self.base.insert(id, spec_state(b));
@@ -136,6 +181,13 @@ impl BinaryEncoder {
     /// then decodes correctly for the newcomer.
     pub fn encode_join_hello(&self, world: &WorldInfo, bodies: &[Body]) -> Vec<u8> {
         self.write_hello(world, bodies, self.time, true)
+    }
+
+    /// Forgets the cables: the next tick sends each cable it carries as a
+    /// key frame (a hello carries no cables, so a subscriber that joins
+    /// needs one of every cable; the caller then passes every cable).
+    pub fn forget_cables(&mut self) {
+        self.cables.clear();
     }
 
     fn write_hello(
@@ -180,8 +232,9 @@ impl BinaryEncoder {
         self.encode_tick_with_cables(tick, time, states, contacts, spawned, removed, &[])
     }
 
-    /// [`Self::encode_tick`] with a cables section: every cable's particle
-    /// positions as plain `f32`s (proto/binary.md, "Cables").
+    /// [`Self::encode_tick`] with a cables section: the particle positions
+    /// of `cables`, quantized, as residuals against the cable baseline or
+    /// as key frames (proto/binary.md, **cables**).
     #[allow(clippy::too_many_arguments)]
     pub fn encode_tick_with_cables(
         &mut self,
@@ -225,6 +278,7 @@ impl BinaryEncoder {
             let mut next = 0u64;
             for &id in &self.ids {
                 self.base.remove(&id);
+                self.cables.remove(&id);
                 put_varint(&mut out, id - next);
                 next = id.wrapping_add(1);
             }
@@ -275,21 +329,64 @@ impl BinaryEncoder {
 
         if !cables.is_empty() {
             flags |= section::CABLES;
-            put_varint(&mut out, cables.len() as u64);
-            for c in cables {
-                put_varint(&mut out, c.id);
-                put_varint(&mut out, c.points.len() as u64);
-                for p in &c.points {
-                    for &x in p {
-                        put_f32(&mut out, x);
-                    }
-                }
-            }
+            self.write_cables(&mut out, cables);
         }
 
         out[flags_at] = flags;
         self.time = time;
         out
+    }
+
+    /// The cables section: each cable (ascending id; a repeated id is sent
+    /// once, the last) as residuals against its prediction, or as a key
+    /// frame (its first point, then each point less the one before) when
+    /// the baseline does not hold it with as many points.
+    fn write_cables(&mut self, out: &mut Vec<u8>, cables: &[CableState]) {
+        let mut order: Vec<usize> = (0..cables.len()).collect();
+        // Stable: among equal ids the last is kept.
+        order.sort_by_key(|&k| cables[k].id);
+        order.dedup_by(|later, kept| {
+            let same = cables[*later].id == cables[*kept].id;
+            if same {
+                *kept = *later;
+            }
+            same
+        });
+        self.bits.clear();
+        let mut next: u128 = 0;
+        for &k in &order {
+            let c = &cables[k];
+            let points: Vec<[i32; 3]> = c
+                .points
+                .iter()
+                .map(|p| quantize3(*p, POSITION_SCALE))
+                .collect();
+            self.bits.exp_golomb((c.id as u128 - next) as u64);
+            next = c.id as u128 + 1;
+            match self.cables.get_mut(&c.id) {
+                Some(base) if base.now.len() == points.len() => {
+                    self.bits.bit(false);
+                    for (k, p) in points.iter().enumerate() {
+                        write_residual(&mut self.bits, *p, base.predict(k));
+                    }
+                    base.advance(points);
+                }
+                _ => {
+                    self.bits.bit(true);
+                    self.bits.exp_golomb(points.len() as u64);
+                    let mut last = [0; 3];
+                    for p in &points {
+                        write_residual(&mut self.bits, *p, last);
+                        last = *p;
+                    }
+                    self.cables.insert(c.id, CableBase::key(points));
+                }
+            }
+        }
+        put_varint(out, order.len() as u64);
+        let bytes = self.bits.finish();
+        put_varint(out, bytes.len() as u64);
+        out.extend_from_slice(bytes);
     }
 
     /// An ack frame (stateless).
@@ -538,6 +635,7 @@ fn put_contact(out: &mut Vec<u8>, c: &ContactEvent, reference: [i32; 3]) {
 #[derive(Default)]
 pub struct BinaryDecoder {
     base: HashMap<u64, QState>,
+    cables: HashMap<u64, CableBase>,
     time: f64,
 }
 
@@ -625,6 +723,7 @@ impl BinaryDecoder {
         }
         r.finish()?;
         self.base = base;
+        self.cables.clear();
         self.time = time;
         Ok(ServerMessage::Hello {
             world,
@@ -683,18 +782,11 @@ impl BinaryDecoder {
 
         let mut bodies = Vec::new();
         if flags & section::BODIES != 0 {
-            let n = r.varint()?;
-            let len = r.varint()?;
-            if len > r.remaining() as u64 {
-                return Err(r.error("bit section longer than the frame"));
-            }
-            let mut sub = r.sub(len as usize)?;
-            let base_offset = sub.offset();
-            let data = sub.bytes(len as usize)?;
-            let mut bits = BitReader::new(data, base_offset);
-            if n > (bits.bits_left() / MIN_RECORD_BITS) as u64 {
-                return Err(r.error("body count larger than the bit section can hold"));
-            }
+            let (n, mut bits) = bit_section(
+                r,
+                MIN_RECORD_BITS,
+                "body count larger than the bit section can hold",
+            )?;
             let dt = prediction_dt(time, self.time);
             bodies.reserve(n as usize);
             let mut next: u128 = 0;
@@ -721,18 +813,57 @@ impl BinaryDecoder {
         }
 
         let mut cables = Vec::new();
+        let mut cable_bases: Vec<(u64, CableBase)> = Vec::new();
         if flags & section::CABLES != 0 {
-            let n = r.count(2)?;
-            cables.reserve(n);
+            let (n, mut bits) = bit_section(
+                r,
+                MIN_CABLE_BITS,
+                "cable count larger than the bit section can hold",
+            )?;
+            cables.reserve(n as usize);
+            let mut next: u128 = 0;
             for _ in 0..n {
-                let id = r.varint()?;
-                let m = r.count(12)?;
-                let mut points = Vec::with_capacity(m);
-                for _ in 0..m {
-                    points.push([r.f32()?, r.f32()?, r.f32()?]);
-                }
-                cables.push(CableState { id, points });
+                let gap = bits.exp_golomb()?;
+                let id = next + gap as u128;
+                let id = u64::try_from(id).map_err(|_| bits.error("cable id overflows 64 bits"))?;
+                next = id as u128 + 1;
+                // Removed in this frame: the baseline no longer holds it.
+                let known = staged.get(&id).is_none_or(|s| s.is_some());
+                let points = if bits.bit()? {
+                    let m = bits.exp_golomb()?;
+                    if m > (bits.bits_left() / MIN_POINT_BITS) as u64 {
+                        return Err(bits.error("point count larger than the bit section can hold"));
+                    }
+                    let mut last = [0; 3];
+                    let mut points = Vec::with_capacity(m as usize);
+                    for _ in 0..m {
+                        last = read_residual(&mut bits, last)?;
+                        points.push(last);
+                    }
+                    cable_bases.push((id, CableBase::key(points.clone())));
+                    points
+                } else {
+                    let base = self.cables.get(&id).filter(|_| known).ok_or_else(|| {
+                        bits.error("cable residuals for a cable not in the baseline")
+                    })?;
+                    let mut points = Vec::with_capacity(base.now.len());
+                    for k in 0..base.now.len() {
+                        points.push(read_residual(&mut bits, base.predict(k))?);
+                    }
+                    let mut next_base = base.clone();
+                    next_base.advance(points.clone());
+                    cable_bases.push((id, next_base));
+                    points
+                };
+                cables.push(CableState {
+                    id,
+                    points: points
+                        .iter()
+                        .map(|p| dequantize3(*p, POSITION_SCALE))
+                        .collect(),
+                });
             }
+            bits.finish()?;
         }
         r.finish()?;
 
@@ -743,9 +874,11 @@ impl BinaryDecoder {
                 }
                 None => {
                     self.base.remove(&id);
+                    self.cables.remove(&id);
                 }
             }
         }
+        self.cables.extend(cable_bases);
         self.time = time;
         Ok(ServerMessage::Tick {
             tick,
@@ -757,6 +890,29 @@ impl BinaryDecoder {
             cables,
         })
     }
+}
+
+/// A section of `n` records in a bit section: `varint n`, `varint len`,
+/// then `len` bytes of bits; `n` more than the bits can hold at
+/// `min_bits` a record is the error `too_many`.
+fn bit_section<'a>(
+    r: &mut ByteReader<'a>,
+    min_bits: usize,
+    too_many: &'static str,
+) -> Result<(u64, BitReader<'a>), DecodeError> {
+    let n = r.varint()?;
+    let len = r.varint()?;
+    if len > r.remaining() as u64 {
+        return Err(r.error("bit section longer than the frame"));
+    }
+    let mut sub = r.sub(len as usize)?;
+    let base_offset = sub.offset();
+    let data = sub.bytes(len as usize)?;
+    let bits = BitReader::new(data, base_offset);
+    if n > (bits.bits_left() / min_bits) as u64 {
+        return Err(r.error(too_many));
+    }
+    Ok((n, bits))
 }
 
 fn read_body_delta(bits: &mut BitReader, old: &QState, dt: f64) -> Result<QState, DecodeError> {

@@ -445,9 +445,11 @@ impl WorldThread {
                 self.groups.len() - 1
             }
         };
-        // The next shared frame carries every cable: a binary hello has
-        // none, and a frame lists only the cables that moved.
+        // The next shared frame carries every cable, in full (binary: key
+        // frames): a binary hello has none, and a frame lists only the
+        // cables that moved, as residuals against the group's last frames.
         self.groups[idx].all_cables = true;
+        self.groups[idx].binary.forget_cables();
         let g = &self.groups[idx];
         // A newcomer (or a resynchronized slow reader) gets the group's
         // baseline so the next shared frame decodes for it too.

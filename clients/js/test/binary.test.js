@@ -7,7 +7,7 @@ const hex = (s) => Uint8Array.from(s.trim().split(/\s+/).map((h) => parseInt(h, 
 const f32 = (x) => Math.fround(x);
 
 const HELLO = hex(`
-01 01 00 00 00 00 00 00 00 00 02 77 31 04 64 65 6d 6f 00 00 00 00 00 00 4e 40
+02 01 00 00 00 00 00 00 00 00 02 77 31 04 64 65 6d 6f 00 00 00 00 00 00 4e 40
 00 00 00 00 c3 f5 1c c1 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 00 00 00
 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 33 82 01 01
 06 00 00 00 00 00 00 80 3f 00 00 00 00 00 00 00 00 00 00 00 ff ff fe 7f ff 3f
@@ -15,7 +15,7 @@ const HELLO = hex(`
 00 00 00 00 3f 00 80 10 00 ff ff fe 7f ff 3f 00 00 00 00 00 00 00 00 00 3f 00
 00 00 00 00 00 00 00 cd cc 4c 3d`);
 const TICK = hex(`
-01 02 01 11 11 11 11 11 11 91 3f 0c 01 08 1e 00 03 80 ea 00 04 00 01 02 01 02
+02 02 01 11 11 11 11 11 11 91 3f 0c 01 08 1e 00 03 80 ea 00 04 00 01 02 01 02
 00 f9 0f 00 00 00 ff 7f 00 00 a0 3f`);
 
 test("decodes the hello and tick of proto/binary.md", () => {
@@ -46,9 +46,9 @@ test("decodes the hello and tick of proto/binary.md", () => {
 
 test("decodes ack and error", () => {
   const d = new BinaryDecoder();
-  assert.deepEqual(d.decode(hex("01 03 ac 02")), { type: "ack", seq: 300 });
+  assert.deepEqual(d.decode(hex("02 03 ac 02")), { type: "ack", seq: 300 });
   assert.deepEqual(
-    d.decode(hex("01 04 01 05 09 6e 6f 74 5f 66 6f 75 6e 64 09 6e 6f 20 62 6f 64 79 20 39")),
+    d.decode(hex("02 04 01 05 09 6e 6f 74 5f 66 6f 75 6e 64 09 6e 6f 20 62 6f 64 79 20 39")),
     { type: "error", seq: 5, code: "not_found", message: "no body 9" });
 });
 
@@ -62,8 +62,9 @@ test("rejects malformed frames and keeps its state", () => {
   const trailing = new Uint8Array([...TICK, 0]);
   assert.throws(() => d.decode(trailing), DecodeError);
   assert.throws(() => d.decode(hex("02 02")), DecodeError);
-  assert.throws(() => d.decode(hex("01 09")), DecodeError);
-  assert.throws(() => d.decode(hex("01 03 ff ff ff ff ff ff ff ff ff 7f")), DecodeError);
+  assert.throws(() => d.decode(hex("02 09")), DecodeError);
+  assert.throws(() => d.decode(hex("01 03 ac 02")), DecodeError, "version 1 is not read");
+  assert.throws(() => d.decode(hex("02 03 ff ff ff ff ff ff ff ff ff 7f")), DecodeError);
   assert.deepEqual(d.states(), before);
   // Random garbage never throws anything but DecodeError.
   let seed = 12345;

@@ -41,6 +41,16 @@ test("JSON frames, applied to a mirror, end in the world's exact state", () => {
     [String(b.id), { id: b.id, p: b.position, q: b.rotation, v: b.linear_velocity, w: b.angular_velocity }]));
   // Parsed from JSON text (f32 printed shortest): compare as f32.
   same(states, fixture.final_json_states, "final", true);
+  const cables = Object.fromEntries([...m.cables.values()].map((c) => [String(c.id), c.points]));
+  same(cables, fixture.final_json_cables, "final cables", true);
+});
+
+test("binary frames, applied to a mirror, end in the stream's cables", () => {
+  const m = new WorldMirror();
+  const d = new BinaryDecoder();
+  for (const f of fixture.frames) m.apply(d.decode(unhex(f.binary)));
+  const cables = Object.fromEntries([...m.cables.values()].map((c) => [String(c.id), c.points]));
+  same(cables, fixture.final_binary_cables, "final binary cables");
 });
 
 test("binary and JSON mirrors agree within quantization", () => {

@@ -6,14 +6,14 @@ import { WebSocketServer } from "ws";
 import { ArbiterClient, InterpolationBuffer } from "../index.js";
 
 const hex = (s) => Buffer.from(s.replace(/\s+/g, ""), "hex");
-const HELLO = hex(`01 01 00 00 00 00 00 00 00 00 02 77 31 04 64 65 6d 6f 00 00 00 00 00 00 4e 40
+const HELLO = hex(`02 01 00 00 00 00 00 00 00 00 02 77 31 04 64 65 6d 6f 00 00 00 00 00 00 4e 40
 00 00 00 00 c3 f5 1c c1 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 00 00 00
 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 33 82 01 01
 06 00 00 00 00 00 00 80 3f 00 00 00 00 00 00 00 00 00 00 00 ff ff fe 7f ff 3f
 00 00 00 00 00 00 00 00 00 3f 00 00 00 00 00 00 00 00 cd cc 4c 3d 28 82 02 00
 00 00 00 00 3f 00 80 10 00 ff ff fe 7f ff 3f 00 00 00 00 00 00 00 00 00 3f 00
 00 00 00 00 00 00 00 cd cc 4c 3d`);
-const TICK = hex(`01 02 01 11 11 11 11 11 11 91 3f 0c 01 08 1e 00 03 80 ea 00 04 00 01 02 01 02
+const TICK = hex(`02 02 01 11 11 11 11 11 11 91 3f 0c 01 08 1e 00 03 80 ea 00 04 00 01 02 01 02
 00 f9 0f 00 00 00 ff 7f 00 00 a0 3f`);
 
 test("binary subscription decodes, drops, reconnects and resyncs from the next hello", async () => {

@@ -1,4 +1,4 @@
-"""Decoder of Arbiter's binary stream format, version 1 (proto/binary.md).
+"""Decoder of Arbiter's binary stream format, version 2 (proto/binary.md).
 
 :class:`BinaryDecoder` holds the per-body baseline of one stream and turns
 each binary message into the dict the JSON stream would carry. It mirrors the
@@ -11,15 +11,18 @@ import struct
 
 __all__ = ["BinaryDecoder", "DecodeError"]
 
-VERSION = 1
+VERSION = 2
 HELLO, TICK, ACK, ERROR = 1, 2, 3, 4
-S_SPAWNED, S_REMOVED, S_BODIES, S_CONTACTS = 1, 2, 4, 8
+S_SPAWNED, S_REMOVED, S_BODIES, S_CONTACTS, S_CABLES = 1, 2, 4, 8, 16
 F_V, F_W, F_P, F_Q = 1, 2, 4, 8
 SF_CCD, SF_SLEEPING_KNOWN, SF_SLEEPING, SF_DENSITY = 1, 2, 4, 8
 SF_MASS, SF_LABEL, SF_MARGIN, SF_ID = 16, 32, 64, 128
 C_END, C_IMPULSE = 1, 2
 MIN_RECORD_BITS = 5
 MIN_CONTACT_BYTES = 10
+# Smallest cable record (1-bit id gap, key bit, 1-bit count) and point (three 1-bit residuals).
+MIN_CABLE_BITS = 3
+MIN_POINT_BITS = 3
 
 POSITION_SCALE = 1024.0
 VELOCITY_SCALE = 128.0
@@ -320,6 +323,33 @@ class _Bits:
                 raise self.error("non-zero padding bits")
 
 
+def _bit_section(r, min_bits, too_many):
+    """A section of n records in a bit section (varint n, varint len, len
+    bytes): (n, its reader); n more than the bits hold at min_bits a record
+    raises too_many."""
+    n = r.varint()
+    length = r.varint()
+    if length > r.remaining():
+        raise r.error("bit section longer than the frame")
+    start = r.need(length)
+    bits = _Bits(r.b, start, length)
+    if n > bits.bits_left() // min_bits:
+        raise r.error(too_many)
+    return n, bits
+
+
+def _ids(bits, n, overflow):
+    """The ids of n records, each an Exp-Golomb gap from the one before
+    (ascending); an id of 2^64 or more raises overflow."""
+    nxt = 0
+    for _ in range(n):
+        id_ = nxt + bits.exp_golomb()
+        if id_ >= U64:
+            raise bits.error(overflow)
+        nxt = id_ + 1
+        yield id_
+
+
 def _residual(bits, predicted):
     out = list(predicted)
     for k in range(3):
@@ -465,6 +495,7 @@ class BinaryDecoder:
 
     def __init__(self):
         self.base = {}  # id -> (p, q, v, w) quantized
+        self.cables = {}  # id -> (before, now): quantized points of the last two frames with it
         self.time = 0.0
 
     def __len__(self):
@@ -521,6 +552,7 @@ class BinaryDecoder:
             bodies.append(body)
         r.finish()
         self.base = base
+        self.cables = {}
         self.time = time
         return {"type": "hello", "world": world, "bodies": bodies}
 
@@ -558,21 +590,9 @@ class BinaryDecoder:
 
         bodies = []
         if flags & S_BODIES:
-            n = r.varint()
-            length = r.varint()
-            if length > r.remaining():
-                raise r.error("bit section longer than the frame")
-            start = r.need(length)
-            bits = _Bits(r.b, start, length)
-            if n > bits.bits_left() // MIN_RECORD_BITS:
-                raise r.error("body count larger than the bit section can hold")
+            n, bits = _bit_section(r, MIN_RECORD_BITS, "body count larger than the bit section can hold")
             dt = prediction_dt(time, self.time)
-            nxt = 0
-            for _ in range(n):
-                id_ = nxt + bits.exp_golomb()
-                if id_ >= U64:
-                    raise bits.error("body id overflows 64 bits")
-                nxt = id_ + 1
+            for id_ in _ids(bits, n, "body id overflows 64 bits"):
                 old = get(id_) or ZERO_STATE
                 s = _body_delta(bits, old, dt)
                 staged[id_] = s
@@ -584,20 +604,43 @@ class BinaryDecoder:
             for _ in range(r.count(MIN_CONTACT_BYTES)):
                 contacts.append(_contact(r, lambda b: (get(b) or (None,))[0]))
 
-        # Cables: every cable's particle positions as plain f32s.
+        # Cables: key frames (first point, then each less the one before) or
+        # residuals against 2*now - before, in a bit section.
         cables = []
-        if flags & 0x10:
-            for _ in range(r.count(2)):
-                cid = r.varint()
-                points = [[r.f32(), r.f32(), r.f32()] for _ in range(r.count(12))]
-                cables.append({"id": cid, "points": points})
+        cable_bases = []
+        if flags & S_CABLES:
+            n, bits = _bit_section(r, MIN_CABLE_BITS, "cable count larger than the bit section can hold")
+            for cid in _ids(bits, n, "cable id overflows 64 bits"):
+                points = []
+                if bits.read(1):
+                    m = bits.exp_golomb()
+                    if m > bits.bits_left() // MIN_POINT_BITS:
+                        raise bits.error("point count larger than the bit section can hold")
+                    last = (0, 0, 0)
+                    for _ in range(m):
+                        last = _residual(bits, last)
+                        points.append(last)
+                    base = (points, points)
+                else:
+                    old = None if staged.get(cid, missing) is None else self.cables.get(cid)
+                    if old is None:
+                        raise bits.error("cable residuals for a cable not in the baseline")
+                    before, now = old
+                    for a, b in zip(now, before):
+                        points.append(_residual(bits, tuple(wrap32(a[j] + wrap32(a[j] - b[j])) for j in range(3))))
+                    base = (now, points)
+                cable_bases.append((cid, base))
+                cables.append({"id": cid, "points": [_deq(p, POSITION_SCALE) for p in points]})
+            bits.finish()
         r.finish()
 
         for id_, s in staged.items():
             if s is None:
                 self.base.pop(id_, None)
+                self.cables.pop(id_, None)
             else:
                 self.base[id_] = s
+        self.cables.update(cable_bases)
         self.time = time
         msg = {
             "type": "tick", "tick": tick, "time": time, "bodies": bodies,

@@ -7,7 +7,7 @@ import pytest
 from arbiter_client.binary import BinaryDecoder, DecodeError, f32
 
 HELLO = bytes.fromhex("""
-01 01 00 00 00 00 00 00 00 00 02 77 31 04 64 65 6d 6f 00 00 00 00 00 00 4e 40
+02 01 00 00 00 00 00 00 00 00 02 77 31 04 64 65 6d 6f 00 00 00 00 00 00 4e 40
 00 00 00 00 c3 f5 1c c1 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 00 00 00
 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 33 82 01 01
 06 00 00 00 00 00 00 80 3f 00 00 00 00 00 00 00 00 00 00 00 ff ff fe 7f ff 3f
@@ -15,7 +15,7 @@ HELLO = bytes.fromhex("""
 00 00 00 00 3f 00 80 10 00 ff ff fe 7f ff 3f 00 00 00 00 00 00 00 00 00 3f 00
 00 00 00 00 00 00 00 cd cc 4c 3d""")
 TICK = bytes.fromhex("""
-01 02 01 11 11 11 11 11 11 91 3f 0c 01 08 1e 00 03 80 ea 00 04 00 01 02 01 02
+02 02 01 11 11 11 11 11 11 91 3f 0c 01 08 1e 00 03 80 ea 00 04 00 01 02 01 02
 00 f9 0f 00 00 00 ff 7f 00 00 a0 3f""")
 
 
@@ -43,8 +43,8 @@ def test_doc_example():
 
 def test_ack_and_error():
     d = BinaryDecoder()
-    assert d.decode(bytes.fromhex("01 03 ac 02")) == {"type": "ack", "seq": 300}
-    assert d.decode(bytes.fromhex("01 04 01 05 09 6e 6f 74 5f 66 6f 75 6e 64 09 6e 6f 20 62 6f 64 79 20 39")) == {
+    assert d.decode(bytes.fromhex("02 03 ac 02")) == {"type": "ack", "seq": 300}
+    assert d.decode(bytes.fromhex("02 04 01 05 09 6e 6f 74 5f 66 6f 75 6e 64 09 6e 6f 20 62 6f 64 79 20 39")) == {
         "type": "error", "seq": 5, "code": "not_found", "message": "no body 9"}
 
 
@@ -55,7 +55,8 @@ def test_rejects_bad_frames_and_keeps_state():
     for cut in range(len(TICK)):
         with pytest.raises(DecodeError):
             d.decode(TICK[:cut])
-    for bad in (TICK + b"\0", b"\x02\x02", b"\x01\x09", bytes.fromhex("01 03 ff ff ff ff ff ff ff ff ff 7f")):
+    for bad in (TICK + b"\0", b"\x02\x02", b"\x02\x09", bytes.fromhex("01 03 ac 02"),
+                bytes.fromhex("02 03 ff ff ff ff ff ff ff ff ff 7f")):
         with pytest.raises(DecodeError):
             d.decode(bad)
     assert d.states() == before

@@ -43,6 +43,15 @@ def test_json_frames_end_in_the_exact_state():
     got = {str(i): {"id": i, "p": b["position"], "q": b["rotation"], "v": b["linear_velocity"],
                     "w": b["angular_velocity"]} for i, b in m.bodies.items()}
     same(got, FIXTURE["final_json_states"], "final", loose=True)
+    same({str(i): c["points"] for i, c in m.cables.items()}, FIXTURE["final_json_cables"], "final cables",
+         loose=True)
+
+
+def test_binary_frames_applied_to_a_mirror_end_in_the_streams_cables():
+    m, d = WorldMirror(), BinaryDecoder()
+    for f in FIXTURE["frames"]:
+        m.apply(d.decode(bytes.fromhex(f["binary"])))
+    same({str(i): c["points"] for i, c in m.cables.items()}, FIXTURE["final_binary_cables"], "final cables")
 
 
 def test_mirror_keeps_cables_a_tick_leaves_out_and_drops_removed_ones():
