@@ -10,10 +10,13 @@
 //! then also the same number of steps from that time on, the heap settled
 //! and its cables at rest asleep).
 
-use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
-use arbiter::physics::{BodyKind, BodySpec, ShapeSpec, Vec3, World};
+use arbiter::physics::{Vec3, World};
 use std::time::Instant;
+
+#[path = "../tests/common/heap.rs"]
+mod heap;
+use heap::cable_heap;
 
 /// A setting from the environment (to measure other substep and pass
 /// counts), else the default.
@@ -25,41 +28,10 @@ fn env_or(name: &str, default: u32) -> u32 {
 }
 
 fn heap(segments: usize) -> World {
-    let mut w = World::default();
+    let mut w = cable_heap(segments / 50, None);
     let s = &mut w.settings;
     s.cable_substeps = env_or("ARBITER_BENCH_SUBSTEPS", s.cable_substeps);
     s.cable_iterations = env_or("ARBITER_BENCH_PASSES", s.cable_iterations);
-    for (p, h) in [
-        ([0.0, -0.5, 0.0], [6.0, 0.5, 6.0]),
-        ([6.5, 3.0, 0.0], [0.5, 3.0, 6.0]),
-        ([-6.5, 3.0, 0.0], [0.5, 3.0, 6.0]),
-        ([0.0, 3.0, 6.5], [6.0, 3.0, 0.5]),
-        ([0.0, 3.0, -6.5], [6.0, 3.0, 0.5]),
-    ] {
-        w.add_body(
-            &BodySpec::new(ShapeSpec::Box { half_extents: h })
-                .kind(BodyKind::Static)
-                .position(p),
-        )
-        .unwrap();
-    }
-    let per = 50;
-    let cables = segments / per;
-    for k in 0..cables {
-        let layer = k / 20;
-        let row = k % 20;
-        let y = 1.0 + layer as f32 * 0.15;
-        let z = -5.0 + row as f32 * 0.5;
-        let (from, to) = if layer % 2 == 0 {
-            ([-5.0, y, z], [5.0, y, z])
-        } else {
-            ([z, y, -5.0], [z, y, 5.0])
-        };
-        let mut spec = CableSpec::new(from, to, per as u32);
-        spec.radius = 0.02;
-        spec.damping = 0.5;
-        w.add_cable(&spec).unwrap();
-    }
     w
 }
 

@@ -1,6 +1,8 @@
 //! Helpers shared by the cable test files (each uses some of them).
 #![allow(dead_code)]
 
+pub mod heap;
+
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::{BodyKind, BodySpec, ShapeSpec, Vec3, World, WorldSettings};
 

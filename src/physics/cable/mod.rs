@@ -96,8 +96,12 @@
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction
 //!    split over the four particles by barycentric weight divided by
-//!    Σ wᵢ²/mᵢ, with Coulomb friction; the body side gets the opposite
-//!    momentum. Each cable's segments are solved together (a Newton step
+//!    Σ wᵢ²/mᵢ (body contacts with Coulomb friction on the substep's
+//!    sliding; the body side gets the opposite momentum). Friction between
+//!    segments acts on the velocities at the substep's end: each contact
+//!    that pushed by λ takes away its relative tangential velocity up to
+//!    μλ/h (inside the passes it fought the chains' solve, and a heap crept
+//!    faster the more friction it had). Each cable's segments are solved together (a Newton step
 //!    on the chain's tridiagonal system), eight runs of cables side by side
 //!    as SIMD vectors (`solver/chains.rs`); the cables are cut into two halves of whole cables, and
 //!    each pass solves the halves side by side (on two threads for large

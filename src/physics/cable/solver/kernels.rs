@@ -93,11 +93,12 @@ pub(super) fn moving_share(w: &[f32], ends: [(usize, f32); 2]) -> f32 {
     }
 }
 
-/// Segment–segment contacts: keep `n·(B(u) − A(s)) ≥ thickness`, with
-/// Coulomb friction on the substep's sliding of the contact points; the
+/// Segment–segment contacts: keep `n·(B(u) − A(s)) ≥ thickness`; the
 /// correction is split over the four particles by barycentric weight
 /// divided by Σ wᵢ²/mᵢ (contacts where nothing moves are not selected).
-/// `lambda` receives each contact's correction. `x` holds particles `x0..`.
+/// Their friction acts on the velocities at the substep's end
+/// (`CableSystem::apply_friction`). `lambda` receives each contact's
+/// correction. `x` holds particles `x0..`.
 pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec3], x0: usize) {
     for (ct, lambda) in contacts.iter().zip(lambda) {
         let ids = ct.particles();
@@ -107,7 +108,7 @@ pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec
         if c >= 0.0 {
             continue;
         }
-        let correction = contact_correction(ct.n, -c, gap - ct.prev_gap, ct.mu);
+        let correction = ct.n * -c;
         for m in 0..4 {
             x[ids[m] - x0] += correction * ct.share[m];
         }
