@@ -1086,7 +1086,7 @@ fn cables_round_trip_in_binary_and_json_ticks() {
         },
         CableState {
             id: 12,
-            points: vec![[1.0, 1.0, 1.0]],
+            points: vec![[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]],
         },
     ];
     let mut enc = BinaryEncoder::new();
@@ -1126,6 +1126,12 @@ fn cables_round_trip_in_binary_and_json_ticks() {
     );
     // Residuals for a cable the decoder never had a key frame of: an error.
     assert!(BinaryDecoder::new().decode(&next).is_err());
+    // A key frame of fewer than two points (no cable has one): an error.
+    for points in [vec![], vec![[0.0, 1.0, 0.0]]] {
+        let one = [CableState { id: 3, points }];
+        let frame = BinaryEncoder::new().encode_tick_with_cables(1, 0.1, &[], &[], &[], &[], &one);
+        assert!(BinaryDecoder::new().decode(&frame).is_err());
+    }
     let mut json = JsonEncoder::new();
     let text = json.encode_tick_with_cables(5, 0.1, &[], &[], &[], &[], &cables);
     assert_eq!(tick_cables(decode_json(&text).unwrap()), cables);
@@ -1197,9 +1203,31 @@ fn a_moving_cable_costs_a_fraction_of_its_points_and_joiners_follow_it() {
         per_delta < raw as f64 * 0.12,
         "residual frames: {per_delta} bytes"
     );
-    // Removed: both forget it; a later residual frame for it would not decode.
+    // Removed: both forget it. A residual frame for it (from an encoder
+    // that was not told) no longer decodes.
+    let mut stale = BinaryEncoder::new();
+    let state = w.cable(id).unwrap().state();
+    let mut fresh = BinaryDecoder::new();
+    fresh
+        .decode(&stale.encode_tick_with_cables(
+            1,
+            0.0,
+            &[],
+            &[],
+            &[],
+            &[],
+            std::slice::from_ref(&state),
+        ))
+        .unwrap();
+    let residuals =
+        stale.encode_tick_with_cables(2, 0.1, &[], &[], &[], &[], std::slice::from_ref(&state));
     let frame = enc.encode_tick_with_cables(121, 121.0 / 60.0, &[], &[], &[], &[id], &[]);
     early.decode(&frame).unwrap();
+    fresh.decode(&frame).unwrap();
+    assert!(
+        fresh.decode(&residuals).is_err(),
+        "the removed cable's baseline is gone"
+    );
     let state = w.cable(id).unwrap().state();
     let frame = enc.encode_tick_with_cables(122, 122.0 / 60.0, &[], &[], &[], &[], &[state]);
     // Sent again as a key frame: a decoder that knows nothing decodes it.

@@ -693,3 +693,40 @@ fn a_heap_of_cables_comes_to_rest_and_sleeps_whatever_its_friction() {
             .all(|p| p.is_finite() && p.y > 0.0));
     }
 }
+
+/// A world stepped at 1 Hz (a step twice the sleep time): a cable asleep on
+/// the floor, woken in a step by a kinematic box coming down 5 cm to 2 cm
+/// above it (within what the sweep of a moving body wakes), rests through the step and is asleep again at its end;
+/// `World::moved_cables` still lists it (streams send the cables it lists,
+/// and a cable asleep before and after a step could otherwise be left out
+/// though the step moved it), and lists none in a step where all sleep.
+#[test]
+fn a_cable_woken_and_asleep_again_within_one_long_step_is_listed_as_moved() {
+    use arbiter::physics::{BodyKind, BodySpec, ShapeSpec};
+    let mut w = on_floor(3.0);
+    w.settings.dt = 1.0;
+    let id = lay_cable(&mut w, [-1.0, 0.02, 0.0], [1.0, 0.02, 0.0]);
+    w.step();
+    assert_eq!(w.moved_cables(), [id], "awake in its first step");
+    for _ in 0..2 {
+        w.step();
+    }
+    assert!(w.cable(id).unwrap().sleeping, "asleep on the floor");
+    w.step();
+    assert!(w.moved_cables().is_empty(), "{:?}", w.moved_cables());
+    // Its bottom 7 cm above the cable's top, coming down 5 cm in the step.
+    let lid = BodySpec::new(ShapeSpec::Box {
+        half_extents: [0.2, 0.1, 0.2],
+    })
+    .kind(BodyKind::Kinematic)
+    .position([0.0, 0.04 + 0.07 + 0.1, 0.0])
+    .linear_velocity([0.0, -0.05, 0.0]);
+    w.add_body(&lid).unwrap();
+    assert!(w.cable(id).unwrap().sleeping, "the box is still far");
+    w.step();
+    assert!(
+        w.cable(id).unwrap().sleeping,
+        "asleep again at the step's end"
+    );
+    assert_eq!(w.moved_cables(), [id], "woken in the step");
+}

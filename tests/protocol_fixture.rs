@@ -436,11 +436,28 @@ fn recorded_stream_decodes_to_the_fixture() {
         saw.0 > 0 && saw.1 >= 2 && saw.2 >= 3 && saw.3 > 0 && saw.4 > 0,
         "{saw:?}"
     );
+    let binary_cables = mirror(&binary_messages).1;
     same(
-        &cable_map(&mirror(&binary_messages).1),
+        &cable_map(&binary_cables),
         &fixture["final_binary_cables"],
         "final binary cables",
     );
+    // Within the quantization of the world's own points (the JSON stream's).
+    let exact = fixture["final_json_cables"].as_object().unwrap();
+    assert_eq!(exact.len(), binary_cables.len());
+    for (id, points) in &binary_cables {
+        let want = exact[&id.to_string()].as_array().unwrap();
+        assert_eq!(want.len(), points.len());
+        for (p, q) in points.iter().zip(want) {
+            for k in 0..3 {
+                let e = q[k].as_f64().unwrap();
+                assert!(
+                    (p[k] as f64 - e).abs() <= 0.5 / 1024.0 + 1e-6,
+                    "cable {id}: {p:?} {q}"
+                );
+            }
+        }
+    }
     let final_binary: BTreeMap<String, Value> = decoder
         .states()
         .into_iter()

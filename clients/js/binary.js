@@ -637,6 +637,7 @@ export class BinaryDecoder {
         let base;
         if (bits.readBit()) {
           const m = bits.expGolomb();
+          if (m < 2) throw bits.error("a cable of fewer than two points");
           if (m > Math.floor(bits.bitsLeft() / MIN_POINT_BITS)) {
             throw bits.error("point count larger than the bit section can hold");
           }

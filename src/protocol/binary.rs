@@ -831,6 +831,9 @@ impl BinaryDecoder {
                 let known = staged.get(&id).is_none_or(|s| s.is_some());
                 let points = if bits.bit()? {
                     let m = bits.exp_golomb()?;
+                    if m < 2 {
+                        return Err(bits.error("a cable of fewer than two points"));
+                    }
                     if m > (bits.bits_left() / MIN_POINT_BITS) as u64 {
                         return Err(bits.error("point count larger than the bit section can hold"));
                     }

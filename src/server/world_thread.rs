@@ -448,7 +448,8 @@ impl WorldThread {
         // The next shared frame carries every cable, in full (binary: key
         // frames): a binary hello has none, and a frame lists only the
         // cables that moved, as residuals against the group's last frames.
-        self.groups[idx].all_cables = true;
+        // (A JSON hello carries them all, exactly.)
+        self.groups[idx].all_cables = format == Format::Binary;
         self.groups[idx].binary.forget_cables();
         let g = &self.groups[idx];
         // A newcomer (or a resynchronized slow reader) gets the group's
@@ -467,8 +468,11 @@ impl WorldThread {
         }
     }
 
+    /// Every cable's state, by ascending id.
     fn cable_states(&self) -> Vec<CableState> {
-        self.world.cables().iter().map(|c| c.state()).collect()
+        let mut states: Vec<CableState> = self.world.cables().iter().map(|c| c.state()).collect();
+        states.sort_by_key(|c| c.id);
+        states
     }
 
     /// Ids of the cables awake now (in the world's order).
@@ -482,13 +486,12 @@ impl WorldThread {
 
     /// One tick: step, then feed every subscriber group.
     fn tick(&mut self) {
-        // A cable may have moved in the step if it was awake before or after
-        // it (one woken in the step is awake after it; one falls asleep only
-        // after resting for the sleep time, so none sleeps through a step it
-        // moved in).
+        // A cable may have moved in the step if it was awake before it (woken
+        // by an edit since the last step, say) or in its cable stage (woken
+        // in the step, even if asleep again by its end).
         let mut moved_cables: BTreeSet<u64> = self.awake_cables().collect();
         self.world.step();
-        moved_cables.extend(self.awake_cables());
+        moved_cables.extend(self.world.moved_cables().iter().copied());
         moved_cables.extend(self.added_cables.drain(..));
         let ms = self.world.profile().total as f64;
         self.step_sum += ms;
@@ -518,14 +521,15 @@ impl WorldThread {
                 .filter_map(|&id| self.world.body(id).map(BodyState::of))
                 .collect();
             // The cables that may have moved since the group's last frame
-            // (all after a join), in the world's order.
-            let cables: Vec<CableState> = self
+            // (all after a binary client joined), by ascending id.
+            let mut cables: Vec<CableState> = self
                 .world
                 .cables()
                 .iter()
                 .filter(|c| g.all_cables || g.cables.contains(&c.id))
                 .map(|c| c.state())
                 .collect();
+            cables.sort_by_key(|c| c.id);
             let (tick, time) = (self.world.tick(), self.world.time());
             let frame = match g.format {
                 Format::Json => Frame::Text(g.json.encode_tick_with_cables(

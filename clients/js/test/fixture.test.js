@@ -65,6 +65,14 @@ test("binary and JSON mirrors agree within quantization", () => {
     const b = bm.bodies.get(id);
     for (let k = 0; k < 3; k++) assert.ok(Math.abs(j.position[k] - b.position[k]) <= 1 / 2048 + 1e-6);
   }
+  assert.deepEqual([...jm.cables.keys()].sort(), [...bm.cables.keys()].sort());
+  for (const [id, j] of jm.cables) {
+    const b = bm.cables.get(id);
+    assert.equal(b.points.length, j.points.length);
+    j.points.forEach((p, i) => {
+      for (let k = 0; k < 3; k++) assert.ok(Math.abs(p[k] - b.points[i][k]) <= 1 / 2048 + 1e-6, `cable ${id}`);
+    });
+  }
 });
 
 test("the mirror keeps cables a tick leaves out and drops removed ones", () => {

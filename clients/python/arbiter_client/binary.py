@@ -614,6 +614,8 @@ class BinaryDecoder:
                 points = []
                 if bits.read(1):
                     m = bits.exp_golomb()
+                    if m < 2:
+                        raise bits.error("a cable of fewer than two points")
                     if m > bits.bits_left() // MIN_POINT_BITS:
                         raise bits.error("point count larger than the bit section can hold")
                     last = (0, 0, 0)

@@ -53,6 +53,7 @@ impl World {
     /// solve segments and contacts and prove that no two segments crossed.
     pub(super) fn step_cables(&mut self, dt: f32) {
         self.cable_rest_speed.clear();
+        self.moved_cables.clear();
         if self.cables.is_empty() {
             self.cable_stats = Default::default();
             return;
@@ -145,6 +146,8 @@ impl World {
             self.cable_stats.asleep = self.cables.len() as u64;
             return;
         }
+        self.moved_cables
+            .extend(self.cables.iter().filter(|c| !c.sleeping).map(|c| c.id));
         let mut sys = std::mem::take(&mut self.cable_system);
         let n = self.settings.cable_substeps.max(1);
         let h = dt / n as f32;

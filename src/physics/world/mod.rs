@@ -128,6 +128,8 @@ pub struct World {
     sleepers: cable_sleep::Sleepers,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
+    /// Ids of the cables awake in the last step's cable stage.
+    moved_cables: Vec<u64>,
 }
 
 impl Default for World {
@@ -170,6 +172,7 @@ impl World {
             cable_drift: HashMap::new(),
             sleepers: Default::default(),
             cable_stats: Default::default(),
+            moved_cables: Vec::new(),
         }
     }
 
@@ -287,6 +290,14 @@ impl World {
 
     pub fn cables(&self) -> &[Cable] {
         &self.cables
+    }
+
+    /// Ids of the cables awake in the last step's cable stage (in the
+    /// world's order): those whose points the step may have moved. A cable
+    /// woken in the step is listed even if it fell asleep again by its end
+    /// (a step as long as the sleep time).
+    pub fn moved_cables(&self) -> &[u64] {
+        &self.moved_cables
     }
 
     /// How many contacts through cables the next rigid solve holds bodies
