@@ -543,8 +543,9 @@ fn slide_across_rails(degrees: f32, seconds: f32) -> (f32, bool) {
 }
 
 /// Friction between segments is Coulomb's: across rails tilted by 20°
-/// (tan 20° = 0.36 < μ = 0.5) the rod stops (within 1 cm) and sleeps
-/// within 2 s; at 35°
+/// (tan 20° = 0.36 < μ = 0.5) the rod holds: it creeps at g·sin θ·h (the
+/// substep's slide stays; 1.4 cm/s) until it sleeps after the sleep time,
+/// 8 mm in all (within 1 cm), and is asleep at 2 s; at 35°
 /// (tan 35° = 0.70) it slides with the textbook acceleration
 /// g (sin θ − μ cos θ) = 1.61 m/s², ½at² = 0.80 m in 1 s (within 15%).
 #[test]

@@ -132,12 +132,15 @@
 //!    `WorldSettings::cable_audit` checks all of this by brute force in
 //!    tests: no two centre lines touch, and no pair left out of the list
 //!    comes within touching distance.
-//! 5. Velocities, damping and restitution (contacts approached faster than
-//!    1 m/s leave at `e` times that speed).
+//! 5. Velocities, damping, friction between segments (each contact that
+//!    pushed by λ takes away up to μλ/h of its relative sliding velocity)
+//!    and restitution (contacts approached faster than 1 m/s leave at `e`
+//!    times that speed).
 //! 6. **Sleep** (`world/cable_sleep.rs`): a cable whose particles have
 //!    stayed slow for the sleep time (root mean square speed under the
 //!    sleep speed, none faster than twice that, no awake dynamic body in
-//!    contact) falls asleep. Its particles are then loaded as pinned: no
+//!    contact; a particle's speed is the larger of its velocity and its
+//!    displacement over the step) falls asleep. Its particles are then loaded as pinned: no
 //!    chain solve, no body contacts, no pairs with segments that cannot
 //!    move; with every cable asleep the stage is skipped (a sleeping
 //!    cable among awake ones still gets a tube and a box in the grid).

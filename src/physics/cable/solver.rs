@@ -97,7 +97,8 @@ pub struct CableStats {
     /// distance filter; full rebuilds included), tube extensions (with
     /// their local pair search), body contacts, the substeps' prediction,
     /// contact selection and solve passes, the no-crossing verification,
-    /// and the substeps' ends (velocities, damping, restitution).
+    /// and the substeps' ends (velocities, damping, friction between
+    /// segments, restitution).
     pub ms_pairs: f64,
     pub ms_extend: f64,
     pub ms_bodies: f64,
@@ -324,6 +325,8 @@ pub(crate) struct CableSystem {
     pub x: Vec<Vec3>,
     pub v: Vec<Vec3>,
     pub w: Vec<f32>,
+    /// The particles where the step began (as loaded).
+    pub(crate) start: Vec<Vec3>,
     pub(crate) prev: Vec<Vec3>,
     v_start: Vec<Vec3>,
     /// Where the pairs were built, and how far each particle may go from
@@ -501,6 +504,8 @@ impl CableSystem {
         self.body_contacts.clear();
         self.body_split = 0;
         self.retired.clear();
+        self.start.clear();
+        self.start.extend_from_slice(&self.x);
     }
 
     /// The halves: lanes below `lane_split` (at least one, if any) and the
@@ -933,14 +938,17 @@ impl CableSystem {
     /// motion: a heap of 200 cables crept at 1.6 cm/s after 6 s, and the
     /// faster the more friction it had (2.7 cm/s at μ = 2); the heap of 100
     /// in `a_heap_of_cables_comes_to_rest_and_sleeps_whatever_its_friction`
-    /// did not sleep whole in 7 s, and now does by 4.3 s. So did a friction
+    /// did not sleep whole in 7 s, and now does by 6 s. So did a friction
     /// on the positions once after the passes, or in the first pass only
-    /// against cables that cannot move. The price: against a cable that
-    /// cannot move (pinned or asleep), what the substep's prediction slid
-    /// along it stays, so an awake cable on such cables tilted under its
-    /// friction angle creeps at g·sin θ·h (1.4 cm/s at 20°) until it sleeps
-    /// (its velocity is taken away every substep, so it sleeps after the
-    /// sleep time).
+    /// against cables that cannot move. The price: what a substep slid
+    /// stays (only the velocity goes), so against a partner held by
+    /// something other than this friction (a pinned or sleeping cable, one
+    /// on the floor or a body, or held by its chain's tension) a contact
+    /// under a steady tangential acceleration `a` creeps at `a·h`: a cable
+    /// on cables tilted 20° under the friction angle, at g·sin θ·h = 1.4
+    /// cm/s. Sleep judges a particle by its displacement over the step too,
+    /// so a creep faster than the sleep speed keeps a cable awake; a slower
+    /// one sleeps after the sleep time.
     fn apply_friction(&mut self, h: f32) {
         let (par, split, frozen) = (self.x.len() >= PARALLEL_FROM, self.split, &self.frozen);
         let [[lo0, hi0, across0], [lo1, hi1, across1]] = &self.selected;

@@ -439,16 +439,26 @@ impl World {
             }
         }
         let slow = settings.speed_threshold * settings.speed_threshold;
+        let mut first = 0;
         for (c, near_body) in self.cables.iter_mut().zip(near_body) {
+            let start = &sys.start[first..first + c.x.len()];
+            first += c.x.len();
             if c.sleeping {
                 continue;
             }
             // Its particles' root mean square speed under the sleep speed,
-            // none faster than twice that.
+            // none faster than twice that; each particle's speed the larger
+            // of its velocity and its displacement over the step (friction
+            // between segments takes sliding velocity away at each
+            // substep's end, but not what the substep slid: a cable
+            // creeping so has no velocity).
             let (mut sum, mut most) = (0.0, 0.0f32);
-            for v in &c.v {
-                sum += v.length_squared();
-                most = most.max(v.length_squared());
+            for ((v, x), x0) in c.v.iter().zip(&c.x).zip(start) {
+                let speed2 = v
+                    .length_squared()
+                    .max((*x - *x0).length_squared() / (dt * dt));
+                sum += speed2;
+                most = most.max(speed2);
             }
             let resting = settings.enabled
                 && !near_body
