@@ -950,18 +950,22 @@ impl CableSystem {
     /// so a creep faster than the sleep speed keeps a cable awake; a slower
     /// one sleeps after the sleep time.
     fn apply_friction(&mut self, h: f32) {
-        let (par, split, frozen) = (self.x.len() >= PARALLEL_FROM, self.split, &self.frozen);
+        let (par, split) = (self.x.len() >= PARALLEL_FROM, self.split);
+        let held = Held {
+            frozen: &self.frozen,
+            w: &self.w,
+        };
         let [[lo0, hi0, across0], [lo1, hi1, across1]] = &self.selected;
         {
             let (v_lo, v_hi) = self.v.split_at_mut(split);
             both(
                 par,
-                || [lo0, lo1].map(|c| friction(c, v_lo, 0, frozen, h)),
-                || [hi0, hi1].map(|c| friction(c, v_hi, split, frozen, h)),
+                || [lo0, lo1].map(|c| friction(c, v_lo, 0, held, h)),
+                || [hi0, hi1].map(|c| friction(c, v_hi, split, held, h)),
             );
         }
         for c in [across0, across1] {
-            friction(c, &mut self.v, 0, frozen, h);
+            friction(c, &mut self.v, 0, held, h);
         }
     }
 
@@ -1031,18 +1035,44 @@ impl CableSystem {
     }
 }
 
+/// The particles held back this substep (`frozen`: they count as pinned)
+/// and every particle's inverse mass.
+#[derive(Clone, Copy)]
+struct Held<'a> {
+    frozen: &'a [bool],
+    w: &'a [f32],
+}
+
 /// [`CableSystem::apply_friction`] on `contacts`, whose particles are in
-/// `v` (which holds particles `x0..`). A contact with a particle held back
-/// this substep (frozen) is left as it is.
-fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, frozen: &[bool], h: f32) {
+/// `v` (which holds particles `x0..`). A particle held back this substep
+/// counts as pinned (as in restitution): the others share the change.
+fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held, h: f32) {
     for ((ct, &lambda), &mu) in contacts.list.iter().zip(&contacts.lambda).zip(&contacts.mu) {
         if lambda <= 0.0 || mu <= 0.0 {
             continue;
         }
         let (ids, weight) = (ct.particles(), ct.weights());
-        if ids.iter().any(|&i| frozen[i]) {
-            continue;
-        }
+        // `share` moves the gap by what it multiplies (as in the passes);
+        // with a particle held, the others' shares are taken again.
+        let share = if ids.iter().any(|&i| held.frozen[i]) {
+            let moving = |k: usize| !held.frozen[ids[k]];
+            let denom: f32 = (0..4)
+                .filter(|&k| moving(k))
+                .map(|k| weight[k] * weight[k] * held.w[ids[k]])
+                .sum();
+            if denom <= 0.0 {
+                continue;
+            }
+            std::array::from_fn(|k| {
+                if moving(k) {
+                    weight[k] * held.w[ids[k]] / denom
+                } else {
+                    0.0
+                }
+            })
+        } else {
+            ct.share
+        };
         let vg = (0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k] - x0] * weight[k]);
         let vt = vg - ct.n * ct.n.dot(vg);
         let (speed, limit) = (vt.length(), mu * lambda / h);
@@ -1054,8 +1084,7 @@ fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, frozen: &[bool], h: 
         } else {
             vt * (-limit / speed)
         };
-        // `share` moves the gap by what it multiplies (as in the passes).
-        for (&i, &share) in ids.iter().zip(&ct.share) {
+        for (&i, &share) in ids.iter().zip(&share) {
             v[i - x0] += dv * share;
         }
     }
@@ -1065,6 +1094,77 @@ fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, frozen: &[bool], h: 
 mod tests {
     use super::*;
     use crate::physics::cable::CableSpec;
+
+    /// The friction of one contact between two free segments: the gap's
+    /// normal velocity is kept, its tangential velocity falls by exactly
+    /// min(|vt|, μλ/h), and momentum (Σ v/w) is kept; with a particle held
+    /// back, it keeps its velocity and the others still change the gap by
+    /// the same.
+    #[test]
+    fn friction_takes_sliding_away_and_keeps_momentum() {
+        let w = [1.0f32, 2.0, 0.5, 1.5];
+        let (s, u) = (0.3f32, 0.6f32);
+        let weight = [-(1.0 - s), -s, 1.0 - u, u];
+        let denom: f32 = (0..4).map(|k| weight[k] * weight[k] * w[k]).sum();
+        let n = Vec3::Y;
+        let contact = Contact {
+            pa: 0,
+            pb: 2,
+            n,
+            thickness: 0.04,
+            s,
+            u,
+            share: std::array::from_fn(|k| weight[k] * w[k] / denom),
+        };
+        let (h, mu) = (1.0 / 240.0, 0.5);
+        let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[k] * weight[k]);
+        let momentum = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |p, k| p + v[k] / w[k]);
+        for (lambda, frozen) in [
+            (1.0e-4, [false; 4]),
+            (1.0e-2, [false; 4]),
+            (1.0e-4, [false, true, false, false]),
+        ] {
+            let mut c = Contacts::default();
+            c.push(contact, 0.0, mu);
+            c.lambda[0] = lambda;
+            let v0 = [
+                Vec3::new(0.3, -0.2, 0.1),
+                Vec3::new(-0.1, 0.4, 0.2),
+                Vec3::new(0.05, 0.1, -0.3),
+                Vec3::new(0.2, 0.0, 0.4),
+            ];
+            let mut v = v0;
+            friction(
+                &c,
+                &mut v,
+                0,
+                Held {
+                    frozen: &frozen,
+                    w: &w,
+                },
+                h,
+            );
+            let (g0, g1) = (gap(&v0), gap(&v));
+            assert!((n.dot(g1) - n.dot(g0)).abs() < 1e-6, "normal kept");
+            let (t0, t1) = (g0 - n * n.dot(g0), g1 - n * n.dot(g1));
+            let taken = t0.length().min(mu * lambda / h);
+            assert!(
+                ((t0.length() - t1.length()) - taken).abs() < 1e-5 && t1.dot(t0) >= 0.0,
+                "tangential {t0} -> {t1}, {taken} taken"
+            );
+            for k in 0..4 {
+                if frozen[k] {
+                    assert_eq!(v[k], v0[k], "a held particle keeps its velocity");
+                }
+            }
+            if !frozen.contains(&true) {
+                assert!(
+                    (momentum(&v) - momentum(&v0)).length() < 1e-5,
+                    "momentum kept"
+                );
+            }
+        }
+    }
 
     /// A mat of 20 crossing cables on a floor (their segments with body
     /// contacts) and 80 more far apart in the air: the halves' boundary
