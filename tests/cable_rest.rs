@@ -8,6 +8,22 @@ mod common;
 use arbiter::physics::{Vec3, World};
 use common::{box_spec, lay_cable, lcg, on_floor, random_pile, sleep_steps};
 
+/// Strikes the 2 kg slab `slab` (5 cm thick) down with 3 N·s (1.5 m/s)
+/// and steps 1 s: the lowest its underside got (the bottom of its middle,
+/// tilt allowed for).
+fn strike_slab(w: &mut World, slab: u64) -> f32 {
+    w.apply_impulse(slab, Vec3::new(0.0, -3.0, 0.0), None, None)
+        .unwrap();
+    let mut struck = f32::MAX;
+    for _ in 0..60 {
+        w.step();
+        let b = w.body(slab).unwrap();
+        let up = b.pose.rotation * Vec3::Y;
+        struck = struck.min(b.pose.position.y - 0.025 * up.y.abs());
+    }
+    struck
+}
+
 /// [`sleep_steps`] over every cable (its particles: none moves or has a
 /// velocity while it sleeps; every position stays finite).
 fn cable_sleep_steps(w: &mut World, steps: usize, what: &str) -> Vec<(Option<usize>, usize)> {
@@ -245,15 +261,7 @@ fn bodies_moving_at_removed_from_or_moved_off_sleeping_cables_wake_them() {
         w.cable(lying).unwrap().sleeping,
         "the cable sleeps under it"
     );
-    w.apply_impulse(slab, Vec3::new(0.0, -3.0, 0.0), None, None)
-        .unwrap();
-    let mut struck = f32::MAX;
-    for _ in 0..60 {
-        w.step();
-        let b = w.body(slab).unwrap();
-        let up = b.pose.rotation * Vec3::Y;
-        struck = struck.min(b.pose.position.y - 0.025 * up.y.abs());
-    }
+    let struck = strike_slab(&mut w, slab);
     assert!(
         struck > 2.0 * r - 1.0e-3,
         "struck, the slab sank to {struck} m over a {r} m cable"
@@ -499,16 +507,7 @@ fn a_sleeping_slab_loaded_from_a_snapshot_still_rests_on_its_cable() {
         }
         assert!(world.body(slab).unwrap().sleeping, "the slab sleeps on");
         assert!(world.cables()[0].sleeping, "the cable sleeps again");
-        world
-            .apply_impulse(slab, Vec3::new(0.0, -3.0, 0.0), None, None)
-            .unwrap();
-        let mut struck = f32::MAX;
-        for _ in 0..60 {
-            world.step();
-            let b = world.body(slab).unwrap();
-            let up = b.pose.rotation * Vec3::Y;
-            struck = struck.min(b.pose.position.y - 0.025 * up.y.abs());
-        }
+        let struck = strike_slab(world, slab);
         assert!(
             struck > 2.0 * r - 1.0e-3,
             "struck, the slab sank to {struck} m over a {r} m cable"
