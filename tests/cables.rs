@@ -511,21 +511,17 @@ fn large_heaps_stepped_as_jobs_of_one_pool_all_finish() {
     assert_as_alone(&results, 10);
 }
 
-/// A rod (a one-segment cable, 1 m) lying across two rails (cables of two
-/// 2 m segments pinned at every particle, 0.6 m apart) tilted by `degrees`
-/// about the z axis, in the middle of their upper segments: how far it
-/// slides down the rails in `seconds`, from rest (friction 0.5). Within a
-/// segment: where a cable slides across a joint of another, the next
-/// segment's contact, taken at the step's start from that segment's end,
-/// knocks it back (a ghost contact at the joint; it slid 19% short of the
-/// textbook over 1 s across rails of 20 segments).
-fn slide_across_rails(degrees: f32, seconds: f32) -> (f32, bool) {
+/// A rod (a one-segment cable, 1 m) lying across two rails (4 m cables of
+/// `rail_segments` segments pinned at every particle, 0.6 m apart) tilted
+/// by `degrees` about the z axis, 1 m up the rails: how far it slides down
+/// them in `seconds`, from rest (friction 0.5).
+fn slide_across_rails(degrees: f32, seconds: f32, rail_segments: u32) -> (f32, bool) {
     let mut w = world(Vec3::new(0.0, -9.81, 0.0));
     let (sin, cos) = degrees.to_radians().sin_cos();
     let along = |t: f32, y: f32, z: f32| [t * cos - y * sin, t * sin + y * cos, z];
     for z in [-0.3, 0.3] {
-        let mut rail = CableSpec::new(along(-2.0, 0.0, z), along(2.0, 0.0, z), 2);
-        rail.pinned = vec![0, 1, 2];
+        let mut rail = CableSpec::new(along(-2.0, 0.0, z), along(2.0, 0.0, z), rail_segments);
+        rail.pinned = (0..=rail_segments).collect();
         w.add_cable(&rail).unwrap();
     }
     // On top of the rails: centre lines 2 radii (4 cm) apart.
@@ -547,21 +543,31 @@ fn slide_across_rails(degrees: f32, seconds: f32) -> (f32, bool) {
 /// substep's slide stays; 1.4 cm/s) until it sleeps after the sleep time,
 /// 8 mm in all (within 1 cm), and is asleep at 2 s; at 35°
 /// (tan 35° = 0.70) it slides with the textbook acceleration
-/// g (sin θ − μ cos θ) = 1.61 m/s², ½at² = 0.80 m in 1 s (within 15%).
+/// g (sin θ − μ cos θ) = 1.61 m/s², ½at² = 0.80 m in 1 s (within 5%).
+/// The same across rails of 20 and 40 segments (a joint every 20 and
+/// 10 cm): a cable sliding across another's joints is not knocked back by
+/// the next segment's end. With each contact's direction and points kept
+/// from the step's start (a plane through that end, tilted back towards
+/// the rod), the rod slid 21% and 31% short (0.64 and 0.55 m); they are
+/// now those of the closest points at each substep's start.
 #[test]
 fn a_cable_across_rails_holds_on_a_gentle_slope_and_slides_down_a_steep_one() {
-    let (held, asleep) = slide_across_rails(20.0, 2.0);
-    println!("20°: moved {held:.4} m in 2 s, asleep {asleep}");
-    assert!(
-        held.abs() < 0.01 && asleep,
-        "at 20° it slid {held} m, asleep {asleep}"
-    );
-    let (slid, _) = slide_across_rails(35.0, 1.0);
     let (sin, cos) = 35f32.to_radians().sin_cos();
     let want = 0.5 * 9.81 * (sin - 0.5 * cos);
-    println!("35°: slid {slid:.3} m in 1 s, textbook {want:.3} m");
-    assert!(
-        (slid - want).abs() < 0.15 * want,
-        "at 35° it slid {slid} m in 1 s, textbook {want} m"
-    );
+    for rail_segments in [2, 20, 40] {
+        let (held, asleep) = slide_across_rails(20.0, 2.0, rail_segments);
+        println!("{rail_segments} rail segments, 20°: moved {held:.4} m in 2 s, asleep {asleep}");
+        assert!(
+            held.abs() < 0.01 && asleep,
+            "{rail_segments} rail segments: at 20° it slid {held} m, asleep {asleep}"
+        );
+        let (slid, _) = slide_across_rails(35.0, 1.0, rail_segments);
+        println!(
+            "{rail_segments} rail segments, 35°: slid {slid:.3} m in 1 s, textbook {want:.3} m"
+        );
+        assert!(
+            (slid - want).abs() < 0.05 * want,
+            "{rail_segments} rail segments: at 35° it slid {slid} m in 1 s, textbook {want} m"
+        );
+    }
 }

@@ -94,7 +94,12 @@
 //!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep.
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
-//!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, the correction
+//!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s`
+//!    and `u` those of the segments' closest points at the substep's start
+//!    (the pair's plane, kept for the verification, may be from the step's
+//!    start: through the end of the segment a cable slides onto, tilted
+//!    back towards it, it knocked a cable sliding across another's joints
+//!    back; a rod across rails of 10 cm segments slid 31% short), the correction
 //!    split over the four particles by barycentric weight divided by
 //!    Σ wᵢ²/mᵢ (body contacts with Coulomb friction on the substep's
 //!    sliding; the body side gets the opposite momentum). Friction between

@@ -8,7 +8,7 @@ use super::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
 use chains::{ChainGroup, Scratch};
 use glam::DVec3;
-use kernels::{pair_gap, pair_points, solve_body_contacts, solve_pairs};
+use kernels::{closest_direction, pair_gap, pair_points, solve_body_contacts, solve_pairs};
 pub(crate) use tubes::Extension;
 use tubes::{FilterSeg, PairIndex};
 pub(crate) use verify::HoldBack;
@@ -154,8 +154,9 @@ struct Pair {
     pa: u32,
     pb: u32,
     /// Separating direction from A to B: every endpoint of B is at least as
-    /// far along it as every endpoint of A at the start of the substep. It
-    /// is also the contact normal.
+    /// far along it as every endpoint of A at the start of the substep (the
+    /// contact takes the closest points' direction at each substep's start
+    /// instead, [`CableSystem::select_active`]).
     n: Vec3,
     /// Contact coordinates along A and B.
     s: f32,
@@ -758,11 +759,17 @@ impl CableSystem {
     /// Contacts to solve: pairs within a slack of touching once predicted
     /// (the passes move particles by corrections only; one that closes in
     /// later is solved next substep, and crossing is ruled out by the
-    /// verification whatever the solve does), sorted into the halves.
+    /// verification whatever the solve does), sorted into the halves. A
+    /// contact's direction and points are those of the segments' closest
+    /// points at the substep's start, not the pair's plane: that may be of
+    /// the step's start, and through the end of a segment that a cable
+    /// slides onto it leans back towards the cable and holds it back (a
+    /// ghost contact at the joint). The plane is still what the
+    /// verification proves with.
     fn select_active(&mut self, par: bool) {
         let half = self.pairs.len() / 2;
         let (pairs, x, split) = (&self.pairs, &self.x, self.split);
-        let w = &self.w;
+        let (w, prev) = (&self.w, &self.prev);
         let select = |list: &[Pair], out: &mut [Contacts; 3]| {
             out.iter_mut().for_each(Contacts::clear);
             for p in list {
@@ -772,6 +779,10 @@ impl CableSystem {
                 let pts = pair_points(p);
                 let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
                 if c < ACTIVE_SLACK + 0.5 * p.thickness {
+                    let (a, b) = (p.pa as usize, p.pb as usize);
+                    let (n, s, u) = closest_direction(prev[a], prev[a + 1], prev[b], prev[b + 1])
+                        .unwrap_or((p.n, p.s, p.u));
+                    let pts = pair_points(&Pair { s, u, ..*p });
                     let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
                     if denom <= 0.0 {
                         // Nothing of it moves.
@@ -788,10 +799,10 @@ impl CableSystem {
                     let contact = Contact {
                         pa: pts[0].0 as u32,
                         pb: pts[2].0 as u32,
-                        n: p.n,
+                        n,
                         thickness: p.thickness,
-                        s: p.s,
-                        u: p.u,
+                        s,
+                        u,
                         share: pts.map(|(i, wg, sgn)| sgn * wg * w[i] / denom),
                     };
                     out[side].push(contact, p.e, p.mu);
