@@ -147,8 +147,15 @@
 //!    contact; a particle's speed is the larger of its velocity and its
 //!    displacement over the step) falls asleep. Its particles are then loaded as pinned: no
 //!    chain solve, no body contacts, no pairs with segments that cannot
-//!    move; with every cable asleep the stage is skipped (a sleeping
-//!    cable among awake ones still gets a tube and a box in the grid).
+//!    move; with every cable asleep the stage is skipped. Among awake
+//!    ones, a sleeping cable's segments (and those pinned at both ends)
+//!    stay out of the step's grid: their boxes are in a grid of their own,
+//!    kept from step to step while they stay the same, which the movable
+//!    segments' boxes (and tube extensions) are queried against (a
+//!    50,000-segment heap asleep under one falling cable cost 19.6 ms a
+//!    step with every segment in the step's grid, 4.9 ms now; the
+//!    10,000-segment one, 4.2 and 1.0 ms). A sleeping cable still gets a
+//!    tube and a box.
 //!    The supports of bodies resting on it are kept. Before each stage, a
 //!    sleeping
 //!    cable that an awake segment faster than four times the sleep speed
