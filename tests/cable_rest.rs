@@ -45,7 +45,7 @@ fn cable_sleep_steps(w: &mut World, steps: usize, what: &str) -> Vec<(Option<usi
 /// faster than twice the sleep speed), none moves while asleep, none
 /// wakes after 10 s, and at 11 s the pile sleeps whole and the cable
 /// stage does nothing (no pairs, no contacts). Measured (printed): every
-/// cable of every pile first sleeps by 1.6 s, the last wake at 1.0 s
+/// cable of every pile first sleeps by 1.9 s, the last wake at 1.3 s
 /// (with friction between segments inside the passes: by 2.1 s in 11
 /// piles, and one cable crept until 8.7 s). Before cables slept at all, a
 /// pile's cables crept at a few mm/s and were solved every step.
@@ -656,7 +656,7 @@ fn random_edits_among_sleeping_cables_never_cross_or_break() {
 
 /// A heap of 100 cables (5 crossed layers of 20 cables of 50 segments, 10 m
 /// long, in a 12 m box) dropped from 1–1.6 m comes to rest and sleeps
-/// whole within 6 s (measured: 5.9 s at friction 0.5, 5.4 s at 1.0; sleep
+/// whole within 6 s (measured: 5.3 s at friction 0.5, 5.4 s at 1.0; sleep
 /// judges each particle by its velocity and its displacement over the
 /// step, so a heap creeping faster than the sleep speed stays awake).
 /// Friction between segments acts on the substep's velocities and only

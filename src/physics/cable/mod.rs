@@ -96,6 +96,9 @@
 //!    body contacts and those pairs within 5 mm (+ half their thickness) of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s`
 //!    and `u` those of the segments' closest points at the substep's start
+//!    (between nearly parallel segments, whose closest points jump from one
+//!    end of their overlap to the other at the least change, those of an
+//!    earlier substep while the new ones are no more than 0.1 mm nearer)
 //!    (the pair's plane, kept for the verification, may be from the step's
 //!    start: through the end of the segment a cable slides onto, tilted
 //!    back towards it, it knocked a cable sliding across another's joints

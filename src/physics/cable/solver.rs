@@ -52,6 +52,19 @@ const ACTIVE_SLACK: f32 = 0.005;
 /// centre lines for its proof to count: far above the rounding of the
 /// plane's f32 normal, far below any cable's 2 mm collision thickness.
 const MIN_GAP: f64 = 1.0e-5;
+/// How much nearer (m) the closest points of a substep's start must be
+/// than those a contact kept for it to move to them: for (nearly) parallel
+/// segments, lying side by side, the closest points jump from one end of
+/// the overlap to the other at the least change, and a contact moved with
+/// them pushed a particle back and forth every substep (a cable squeezed
+/// between two others on a floor never slept).
+const CONTACT_HYSTERESIS: f32 = 1.0e-4;
+/// Segments at a smaller sin² of their angle are (nearly) parallel; only
+/// those keep their contact's coordinates ([`CONTACT_HYSTERESIS`]): the
+/// closest points of crossing segments are unique, and a kept point that
+/// lagged behind a rod sliding across a rail tilted the contact's normal
+/// forwards (it slid 6% too far).
+const PARALLEL: f32 = 0.01;
 /// Impulse responses per pair and substep before its particles are frozen.
 const MAX_RESPONSES: u8 = 2;
 
@@ -161,6 +174,12 @@ struct Pair {
     /// Contact coordinates along A and B.
     s: f32,
     u: f32,
+    /// The contact's coordinates along A and B: the closest points of a
+    /// substep's start, kept from substep to substep while the closest
+    /// points of a later one are no more than [`CONTACT_HYSTERESIS`]
+    /// nearer ([`contact_direction`]).
+    cs: f32,
+    cu: f32,
     /// Distance the contact keeps (r_a + r_b; 0 for segments a few links
     /// apart on one cable, which may legitimately touch where it bends).
     thickness: f32,
@@ -423,6 +442,31 @@ pub(crate) struct CableSystem {
 #[inline]
 fn d3(v: Vec3) -> DVec3 {
     v.as_dvec3()
+}
+
+/// A selected pair's contact at the substep's start (`prev`): the
+/// direction from A's point to B's and the points' coordinates along A and
+/// B. Those the contact kept (`cs`, `cu`) while they are no more than
+/// [`CONTACT_HYSTERESIS`] farther apart than the closest points, else the
+/// closest points (which it keeps from then on); the pair's plane when the
+/// segments (nearly) touch.
+fn contact_direction(p: &mut Pair, prev: &[Vec3]) -> (Vec3, f32, f32) {
+    let (a, b) = (p.pa as usize, p.pb as usize);
+    let q = [prev[a], prev[a + 1], prev[b], prev[b + 1]];
+    let Some((n, s, u)) = closest_direction(q[0], q[1], q[2], q[3]) else {
+        return (p.n, p.s, p.u);
+    };
+    let (e1, e2) = (q[1] - q[0], q[3] - q[2]);
+    let parallel =
+        e1.cross(e2).length_squared() < PARALLEL * e1.length_squared() * e2.length_squared();
+    let gap = |s: f32, u: f32| q[2].lerp(q[3], u) - q[0].lerp(q[1], s);
+    let kept = gap(p.cs, p.cu);
+    let d = kept.length();
+    if parallel && d > 1.0e-6 && d <= gap(s, u).length() + CONTACT_HYSTERESIS {
+        return (kept / d, p.cs, p.cu);
+    }
+    (p.cs, p.cu) = (s, u);
+    (n, s, u)
 }
 
 impl CableSystem {
@@ -764,16 +808,18 @@ impl CableSystem {
     /// later is solved next substep, and crossing is ruled out by the
     /// verification whatever the solve does), sorted into the halves. A
     /// contact's direction and points are those of the segments' closest
-    /// points at the substep's start, not the pair's plane: that may be of
+    /// points at the substep's start ([`contact_direction`]; kept from an
+    /// earlier substep between nearly parallel segments), not the pair's
+    /// plane: that may be of
     /// the step's start, and through the end of a segment that a cable
     /// slides onto it leans back towards the cable and holds it back (a
     /// ghost contact at the joint). The plane is still what the
     /// verification proves with.
     fn select_active(&mut self, par: bool) {
         let half = self.pairs.len() / 2;
-        let (pairs, x, split) = (&self.pairs, &self.x, self.split);
+        let (x, split) = (&self.x, self.split);
         let (w, prev) = (&self.w, &self.prev);
-        let select = |list: &[Pair], out: &mut [Contacts; 3]| {
+        let select = |list: &mut [Pair], out: &mut [Contacts; 3]| {
             out.iter_mut().for_each(Contacts::clear);
             for p in list {
                 if p.thickness <= 0.0 {
@@ -782,9 +828,7 @@ impl CableSystem {
                 let pts = pair_points(p);
                 let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
                 if c < ACTIVE_SLACK + 0.5 * p.thickness {
-                    let (a, b) = (p.pa as usize, p.pb as usize);
-                    let (n, s, u) = closest_direction(prev[a], prev[a + 1], prev[b], prev[b + 1])
-                        .unwrap_or((p.n, p.s, p.u));
+                    let (n, s, u) = contact_direction(p, prev);
                     let pts = pair_points(&Pair { s, u, ..*p });
                     let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
                     if denom <= 0.0 {
@@ -813,11 +857,8 @@ impl CableSystem {
             }
         };
         let [sel0, sel1] = &mut self.selected;
-        both(
-            par,
-            || select(&pairs[..half], sel0),
-            || select(&pairs[half..], sel1),
-        );
+        let (lower, upper) = self.pairs.split_at_mut(half);
+        both(par, || select(lower, sel0), || select(upper, sel1));
     }
 
     /// One pass: segments, body contacts and contacts in each half (side
@@ -1111,6 +1152,73 @@ mod tests {
         // 4 and 5 (below particle 16, at x = 0).
         for want in [(4, 14), (5, 15)] {
             assert!(pairs.contains(&want), "{want:?} in {pairs:?}");
+        }
+    }
+
+    /// Two parallel segments side by side (a cable lying along another),
+    /// jostled by a few µm at each substep: their closest points jump
+    /// between the ends of the overlap, but the contact keeps its points
+    /// (within the hysteresis of each other's distance); a rod crossing a
+    /// rail takes the closest points whenever they move, however little.
+    #[test]
+    fn a_contact_between_parallel_segments_keeps_its_points() {
+        let mut cables = Vec::new();
+        for (k, (from, to)) in [
+            ([0.0, 0.0, 0.0], [0.2, 0.0, 0.0]),
+            ([0.05, 0.0, 0.039], [0.25, 0.0, 0.039]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut spec = CableSpec::new(from, to, 1);
+            spec.radius = 0.02;
+            cables.push(Cable::from_spec(&spec, k as u64).unwrap());
+        }
+        let mut sys = CableSystem::default();
+        sys.load(&cables);
+        sys.begin(1.0 / 60.0, 1.0 / 240.0, Vec3::ZERO);
+        assert_eq!(sys.pairs.len(), 1);
+        use crate::physics::cable::lcg;
+        let mut seed = 3;
+        let (mut jumps, mut moves) = (0, 0);
+        let mut last: Option<(f32, f32)> = None;
+        for _ in 0..200 {
+            let mut prev = sys.x.clone();
+            for p in &mut prev {
+                *p += (Vec3::new(lcg(&mut seed), lcg(&mut seed), lcg(&mut seed)) - 0.5) * 4e-6;
+            }
+            let q = [prev[0], prev[1], prev[2], prev[3]];
+            let (_, s, u) = kernels::closest_direction(q[0], q[1], q[2], q[3]).unwrap();
+            if last.is_some_and(|(ls, lu)| (ls - s).abs() + (lu - u).abs() > 0.1) {
+                jumps += 1;
+            }
+            last = Some((s, u));
+            let kept = (sys.pairs[0].cs, sys.pairs[0].cu);
+            let (n, cs, cu) = contact_direction(&mut sys.pairs[0], &prev);
+            if (cs, cu) != kept {
+                moves += 1;
+            }
+            assert!(n.z > 0.999, "the normal stays across: {n}");
+        }
+        assert!(jumps > 20, "the closest points jump: {jumps}");
+        assert!(moves <= 1, "the contact's points moved {moves} times");
+        // Crossing: a rod across a rail, 1 mm further along at each look.
+        let mut rod = sys.pairs[0];
+        for k in 0..10 {
+            let x = [
+                Vec3::new(0.1, 0.04, -0.5) + Vec3::X * 1e-3 * k as f32,
+                Vec3::new(0.1, 0.04, 0.5) + Vec3::X * 1e-3 * k as f32,
+                Vec3::new(-1.0, 0.0, 0.0),
+                Vec3::new(1.0, 0.0, 0.0),
+            ];
+            rod.pa = 0;
+            rod.pb = 2;
+            let (n, s, u) = contact_direction(&mut rod, &x);
+            assert!(
+                (u - (1.1 + 1e-3 * k as f32) / 2.0).abs() < 1e-5,
+                "{k}: u {u}"
+            );
+            assert!((s - 0.5).abs() < 1e-5 && n.y < -0.999, "{k}: s {s}, n {n}");
         }
     }
 }

@@ -479,6 +479,8 @@ impl CableSystem {
             n,
             s,
             u,
+            cs: s,
+            cu: u,
             thickness,
             mu: (pra.friction * prb.friction).sqrt(),
             e: pra.restitution.max(prb.restitution),
