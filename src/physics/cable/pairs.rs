@@ -551,9 +551,22 @@ impl Grid {
     /// overlaps `b` as it was built (with any box too big for the grid),
     /// unless `skip` says otherwise. A box is reported from one cell only,
     /// as [`Self::bucket_pairs`] does: the one where, along every axis, it
-    /// or `b` starts. Every box when `b` spans too many cells.
+    /// or `b` starts. In a dense table, only the cells of `b` within its
+    /// bounds are read (the others hold nothing; the cell where two boxes'
+    /// intersection starts is inside them). Every box (the caller tests
+    /// them) when `b` spans too many cells.
     pub(crate) fn query(&self, b: &(Vec3, Vec3), skip: impl Fn(u32) -> bool, out: &mut Vec<u32>) {
-        let (lo, hi) = (self.to_cell(b.0), self.to_cell(b.1));
+        let (mut lo, mut hi) = (self.to_cell(b.0), self.to_cell(b.1));
+        if let Table::Dense { origin, dims } = self.table {
+            for k in 0..3 {
+                lo[k] = lo[k].max(origin[k]);
+                hi[k] = hi[k].min(origin[k] + dims[k] - 1);
+            }
+        }
+        if (0..3).any(|k| hi[k] < lo[k]) {
+            out.extend(self.big.iter().copied().filter(|&g| !skip(g)));
+            return;
+        }
         if (0..3).any(|k| hi[k] as i64 - lo[k] as i64 >= 2 * MAX_CELLS_PER_AXIS as i64) {
             out.extend((0..self.items as u32).filter(|&i| !skip(i)));
             return;
@@ -654,6 +667,16 @@ mod tests {
             // A query spanning too many cells.
             let wide = (Vec3::splat(-3.0), Vec3::splat(3.0));
             assert_query(&grid, &boxes, &wide, |j| j.is_multiple_of(3), round);
+            // Queries reaching out of the boxes' bounds (partly, from far
+            // off, or wholly outside them).
+            for q in [
+                (Vec3::new(2.0, -4.0, 0.0), Vec3::new(3.5, 0.0, 0.5)),
+                (Vec3::new(-50.0, 0.0, 0.0), Vec3::new(-2.3, 0.3, 0.3)),
+                (Vec3::new(-0.5, -0.5, -40.0), Vec3::new(0.0, 0.0, 40.0)),
+                (Vec3::splat(10.0), Vec3::splat(11.0)),
+            ] {
+                assert_query(&grid, &boxes, &q, |_| false, round);
+            }
         }
     }
 

@@ -1055,7 +1055,8 @@ mod tests {
     }
 
     /// With some segments fixed (a mat pinned at every particle, and a
-    /// cable asleep on it) and others free to move across them: the step's
+    /// cable asleep on it) and others free to move across them (one of
+    /// them very fast): the step's
     /// candidates are exactly the overlapping boxes of segments that share
     /// no particle and are not both fixed (brute force), and the fixed
     /// segments' grid is built once while they stay as they are, again
@@ -1081,6 +1082,13 @@ mod tests {
             spec.linear_velocity = [0.0, -6.0, 0.0];
             cables.push(Cable::from_spec(&spec, 7 + k as u64).unwrap());
         }
+        // One so fast (3 m a step, along the mat) that its boxes span more
+        // of the fixed grid's cells than a query reads: it is given every
+        // fixed box to test.
+        let mut spec = CableSpec::new([-0.9, 0.05, -0.6], [-0.9, 0.05, 0.6], 10);
+        spec.radius = 0.02;
+        spec.linear_velocity = [200.0, 0.0, 0.0];
+        cables.push(Cable::from_spec(&spec, 10).unwrap());
         let mut sys = CableSystem::default();
         let (dt, h, g) = (1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
         for round in 0..3 {

@@ -377,10 +377,11 @@ impl CableSystem {
         let mut found = Vec::new();
         for (&s, b) in movable.iter().zip(&f.movable_boxes) {
             found.clear();
+            // (A box too large for the grid's cells is given every box.)
             f.grid.query(b, |_| false, &mut found);
             for &k in &found {
                 let t = f.ids[k as usize];
-                if !neighbours(s, t) {
+                if !neighbours(s, t) && overlap(b, &f.boxes[k as usize]) {
                     self.candidates.push((s.min(t), s.max(t)));
                 }
             }
