@@ -656,7 +656,7 @@ fn random_edits_among_sleeping_cables_never_cross_or_break() {
 
 /// A heap of 100 cables (5 crossed layers of 20 cables of 50 segments, 10 m
 /// long, in a 12 m box) dropped from 1–1.6 m comes to rest and sleeps
-/// whole within 6 s (measured: 5.3 s at friction 0.5, 5.4 s at 1.0; sleep
+/// whole within 6 s (measured: 5.2 s at friction 0.5, 5.7 s at 1.0; sleep
 /// judges each particle by its velocity and its displacement over the
 /// step, so a heap creeping faster than the sleep speed stays awake).
 /// Friction between segments acts on the substep's velocities and only

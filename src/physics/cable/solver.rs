@@ -171,13 +171,17 @@ struct Pair {
     /// contact takes the closest points' direction at each substep's start
     /// instead, [`CableSystem::select_active`]).
     n: Vec3,
-    /// Contact coordinates along A and B.
+    /// The plane's closest points' coordinates along A and B (where it was
+    /// taken; the contact's are `cs` and `cu`).
     s: f32,
     u: f32,
     /// The contact's coordinates along A and B: the closest points of a
     /// substep's start, kept from substep to substep while the closest
     /// points of a later one are no more than [`CONTACT_HYSTERESIS`]
-    /// nearer ([`contact_direction`]).
+    /// nearer ([`contact_direction`]). Only within a step: the pairs are built
+    /// again at each step's start, with the closest points of then
+    /// (carrying them over between parallel segments had the 100-cable
+    /// heap of `cable_rest.rs` sleep at 6.0 s instead of 5.2 s).
     cs: f32,
     cu: f32,
     /// Distance the contact keeps (r_a + r_b; 0 for segments a few links
@@ -463,7 +467,20 @@ fn contact_direction(p: &mut Pair, prev: &[Vec3]) -> (Vec3, f32, f32) {
     let kept = gap(p.cs, p.cu);
     let d = kept.length();
     if parallel && d > 1.0e-6 && d <= gap(s, u).length() + CONTACT_HYSTERESIS {
-        return (kept / d, p.cs, p.cu);
+        // Across the segments where they lie side by side: where B slid
+        // along A since the points were kept, the line between them leans
+        // along the segments and would push B on along them. Not where
+        // they lie end to end (in line, their gap is along them): the
+        // hysteresis leaves a lean of at most about √(2·d·0.1 mm), under
+        // a third of `d` for any cable's thickness.
+        let across = kept - e1 * (kept.dot(e1) / e1.length_squared());
+        let len = across.length();
+        let n = if len > 0.9 * d {
+            across / len
+        } else {
+            kept / d
+        };
+        return (n, p.cs, p.cu);
     }
     (p.cs, p.cu) = (s, u);
     (n, s, u)
@@ -1166,8 +1183,10 @@ mod tests {
     /// Two parallel segments side by side (a cable lying along another),
     /// jostled by a few µm at each substep: their closest points jump
     /// between the ends of the overlap, but the contact keeps its points
-    /// (within the hysteresis of each other's distance); a rod crossing a
-    /// rail takes the closest points whenever they move, however little.
+    /// (within the hysteresis of each other's distance), and its normal
+    /// stays across the segments when one slides along the other (along
+    /// them for segments end to end); a rod crossing a rail takes the
+    /// closest points whenever they move, however little.
     #[test]
     fn a_contact_between_parallel_segments_keeps_its_points() {
         let mut cables = Vec::new();
@@ -1210,6 +1229,26 @@ mod tests {
         }
         assert!(jumps > 20, "the closest points jump: {jumps}");
         assert!(moves <= 1, "the contact's points moved {moves} times");
+        // B slid 2 mm along A since the points were kept: the normal is
+        // still across the segments, not along the line between the kept
+        // points (which leans 3° along them).
+        let mut slid = sys.x.clone();
+        slid[2].x += 0.002;
+        slid[3].x += 0.002;
+        let (n, _, _) = contact_direction(&mut sys.pairs[0], &slid);
+        assert!(n.x.abs() < 1e-3, "the normal leans along the segments: {n}");
+        // In line, end to end, 3 cm apart (nearer than their 4 cm), B 2 mm
+        // off A's line: the gap, and the normal, are along them.
+        let mut inline = sys.pairs[0];
+        let x = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.2, 0.0, 0.0),
+            Vec3::new(0.23, 0.002, 0.0),
+            Vec3::new(0.43, 0.003, 0.0),
+        ];
+        (inline.pa, inline.pb, inline.cs, inline.cu) = (0, 2, 1.0, 0.0);
+        let (n, s, u) = contact_direction(&mut inline, &x);
+        assert!(n.x > 0.99 && s == 1.0 && u == 0.0, "in line: {n}, {s}, {u}");
         // Crossing: a rod across a rail, 1 mm further along at each look.
         let mut rod = sys.pairs[0];
         for k in 0..10 {

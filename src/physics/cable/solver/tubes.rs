@@ -61,7 +61,7 @@ pub(super) struct PairIndex {
 
 impl PairIndex {
     fn rebuild(&mut self, pairs: &[Pair], segs: usize) {
-        // On one thread: on two, each reads every pair record (48 bytes)
+        // On one thread: on two, each reads every pair record (56 bytes)
         // for a few bytes of output, and the index took as long (1.1 ms at
         // 50k either way).
         group_by_key(
@@ -589,8 +589,8 @@ impl CableSystem {
 
     /// The candidate pairs segment `s` (its box just grew) gains with the
     /// boxes it now overlaps (in the grid as built, or grown since:
-    /// `grown_grid`), those of two segments grown at once coming from the
-    /// lower, appended to `out`.
+    /// `grown_grid`, or fixed: `fixed.grid`), those of two segments grown
+    /// at once coming from the lower, appended to `out`.
     fn new_pairs(
         &self,
         s: u32,
