@@ -680,6 +680,33 @@ mod tests {
         }
     }
 
+    /// A dense table: a query reaching far out of its bounds from a corner
+    /// reads the few cells within them and names exactly the boxes it
+    /// overlaps (not every box, as a query that wide would be given
+    /// without the bounds).
+    #[test]
+    fn a_query_far_out_of_a_dense_table_reads_only_its_cells() {
+        let mut seed = 5;
+        let boxes: Vec<(Vec3, Vec3)> = (0..2000)
+            .map(|_| {
+                let p = Vec3::new(lcg(&mut seed), lcg(&mut seed), lcg(&mut seed)) * 2.0;
+                (p, p + Vec3::splat(0.2))
+            })
+            .collect();
+        let mut grid = Grid::default();
+        grid.build(&boxes, false);
+        assert!(matches!(grid.table, Table::Dense { .. }));
+        let corner = (Vec3::splat(1.9), Vec3::splat(60.0));
+        let mut found = Vec::new();
+        grid.query(&corner, |_| false, &mut found);
+        found.sort_unstable();
+        let want: Vec<u32> = (0..boxes.len() as u32)
+            .filter(|&j| overlap(&corner, &boxes[j as usize]))
+            .collect();
+        assert!(!want.is_empty() && want.len() < 100, "{}", want.len());
+        assert_eq!(found, want);
+    }
+
     /// `query` names every box `q` overlaps and `skip` does not, once, and
     /// no other box but those kept out of the grid (every box when `q` is
     /// too wide for it).
