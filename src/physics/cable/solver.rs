@@ -7,13 +7,15 @@ use super::pairs::Grid;
 use super::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
 use chains::{ChainGroup, Scratch};
+use contacts::Contacts;
 use glam::DVec3;
-use kernels::{closest_direction, pair_gap, pair_points, solve_body_contacts, solve_pairs};
+use kernels::{solve_body_contacts, solve_pairs};
 pub(crate) use tubes::Extension;
 use tubes::{FilterSeg, FixedSegments, PairIndex};
 pub(crate) use verify::HoldBack;
 
 mod chains;
+mod contacts;
 mod filter;
 mod kernels;
 mod tubes;
@@ -52,19 +54,6 @@ const ACTIVE_SLACK: f32 = 0.005;
 /// centre lines for its proof to count: far above the rounding of the
 /// plane's f32 normal, far below any cable's 2 mm collision thickness.
 const MIN_GAP: f64 = 1.0e-5;
-/// How much nearer (m) the closest points of a substep's start must be
-/// than those a contact kept for it to move to them: for (nearly) parallel
-/// segments, lying side by side, the closest points jump from one end of
-/// the overlap to the other at the least change, and a contact moved with
-/// them pushed a particle back and forth every substep (a cable squeezed
-/// between two others on a floor never slept).
-const CONTACT_HYSTERESIS: f32 = 1.0e-4;
-/// Segments at a smaller sin² of their angle are (nearly) parallel; only
-/// those keep their contact's coordinates ([`CONTACT_HYSTERESIS`]): the
-/// closest points of crossing segments are unique, and a kept point that
-/// lagged behind a rod sliding across a rail tilted the contact's normal
-/// forwards (it slid 6% too far).
-const PARALLEL: f32 = 0.01;
 /// Impulse responses per pair and substep before its particles are frozen.
 const MAX_RESPONSES: u8 = 2;
 
@@ -189,71 +178,6 @@ struct Pair {
     thickness: f32,
     mu: f32,
     e: f32,
-}
-
-/// A pair solved in the current substep, with what its passes read laid
-/// out in one cache line: the particles, the contact coordinates along A
-/// and B (the weights of `B(u) − A(s)`), and each particle's share of a
-/// correction (`sgn·wᵢ·(1/mᵢ) / Σ wᵢ²/mᵢ`). What the passes write (the
-/// correction applied) and what only the substep's end reads (friction,
-/// restitution) are kept apart ([`Contacts`]), so that a pass reads a line
-/// per contact and writes none of them.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-struct Contact {
-    /// The first particles of A and B.
-    pa: u32,
-    pb: u32,
-    n: Vec3,
-    thickness: f32,
-    s: f32,
-    u: f32,
-    share: [f32; 4],
-}
-
-impl Contact {
-    /// The four particles, in the order of `weights` and `share`.
-    #[inline]
-    fn particles(&self) -> [usize; 4] {
-        let (a, b) = (self.pa as usize, self.pb as usize);
-        [a, a + 1, b, b + 1]
-    }
-
-    /// The weights of the four particles in `B(u) − A(s)`.
-    #[inline]
-    fn weights(&self) -> [f32; 4] {
-        [-(1.0 - self.s), -self.s, 1.0 - self.u, self.u]
-    }
-}
-
-/// Contacts of a substep, with the correction each applied (`lambda`, > 0:
-/// it pushed), its restitution and its friction.
-#[derive(Clone, Debug, Default)]
-struct Contacts {
-    list: Vec<Contact>,
-    lambda: Vec<f32>,
-    e: Vec<f32>,
-    mu: Vec<f32>,
-}
-
-impl Contacts {
-    fn clear(&mut self) {
-        self.list.clear();
-        self.lambda.clear();
-        self.e.clear();
-        self.mu.clear();
-    }
-
-    fn push(&mut self, c: Contact, e: f32, mu: f32) {
-        self.list.push(c);
-        self.lambda.push(0.0);
-        self.e.push(e);
-        self.mu.push(mu);
-    }
-
-    fn len(&self) -> usize {
-        self.list.len()
-    }
 }
 
 /// A point of a segment against a rigid body: keep `n·x(s) − offset ≥
@@ -446,44 +370,6 @@ pub(crate) struct CableSystem {
 #[inline]
 fn d3(v: Vec3) -> DVec3 {
     v.as_dvec3()
-}
-
-/// A selected pair's contact at the substep's start (`prev`): the
-/// direction from A's point to B's and the points' coordinates along A and
-/// B. Those the contact kept (`cs`, `cu`) while they are no more than
-/// [`CONTACT_HYSTERESIS`] farther apart than the closest points, else the
-/// closest points (which it keeps from then on); the pair's plane when the
-/// segments (nearly) touch.
-fn contact_direction(p: &mut Pair, prev: &[Vec3]) -> (Vec3, f32, f32) {
-    let (a, b) = (p.pa as usize, p.pb as usize);
-    let q = [prev[a], prev[a + 1], prev[b], prev[b + 1]];
-    let Some((n, s, u)) = closest_direction(q[0], q[1], q[2], q[3]) else {
-        return (p.n, p.s, p.u);
-    };
-    let (e1, e2) = (q[1] - q[0], q[3] - q[2]);
-    let parallel =
-        e1.cross(e2).length_squared() < PARALLEL * e1.length_squared() * e2.length_squared();
-    let gap = |s: f32, u: f32| q[2].lerp(q[3], u) - q[0].lerp(q[1], s);
-    let kept = gap(p.cs, p.cu);
-    let d = kept.length();
-    if parallel && d > 1.0e-6 && d <= gap(s, u).length() + CONTACT_HYSTERESIS {
-        // Across the segments where they lie side by side: where B slid
-        // along A since the points were kept, the line between them leans
-        // along the segments and would push B on along them. Not where
-        // they lie end to end (in line, their gap is along them): the
-        // hysteresis leaves a lean of at most about √(2·d·0.1 mm), under
-        // a third of `d` for any cable's thickness.
-        let across = kept - e1 * (kept.dot(e1) / e1.length_squared());
-        let len = across.length();
-        let n = if len > 0.9 * d {
-            across / len
-        } else {
-            kept / d
-        };
-        return (n, p.cs, p.cu);
-    }
-    (p.cs, p.cu) = (s, u);
-    (n, s, u)
 }
 
 impl CableSystem {
@@ -820,64 +706,6 @@ impl CableSystem {
         self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
     }
 
-    /// Contacts to solve: pairs within a slack of touching once predicted
-    /// (the passes move particles by corrections only; one that closes in
-    /// later is solved next substep, and crossing is ruled out by the
-    /// verification whatever the solve does), sorted into the halves. A
-    /// contact's direction and points are those of the segments' closest
-    /// points at the substep's start ([`contact_direction`]; kept from an
-    /// earlier substep between nearly parallel segments), not the pair's
-    /// plane: that may be of
-    /// the step's start, and through the end of a segment that a cable
-    /// slides onto it leans back towards the cable and holds it back (a
-    /// ghost contact at the joint). The plane is still what the
-    /// verification proves with.
-    fn select_active(&mut self, par: bool) {
-        let half = self.pairs.len() / 2;
-        let (x, split) = (&self.x, self.split);
-        let (w, prev) = (&self.w, &self.prev);
-        let select = |list: &mut [Pair], out: &mut [Contacts; 3]| {
-            out.iter_mut().for_each(Contacts::clear);
-            for p in list {
-                if p.thickness <= 0.0 {
-                    continue;
-                }
-                let pts = pair_points(p);
-                let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
-                if c < ACTIVE_SLACK + 0.5 * p.thickness {
-                    let (n, s, u) = contact_direction(p, prev);
-                    let pts = pair_points(&Pair { s, u, ..*p });
-                    let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
-                    if denom <= 0.0 {
-                        // Nothing of it moves.
-                        continue;
-                    }
-                    let (lo, hi) = (pts[0].0.min(pts[2].0), pts[1].0.max(pts[3].0));
-                    let side = if hi < split {
-                        0
-                    } else if lo >= split {
-                        1
-                    } else {
-                        2
-                    };
-                    let contact = Contact {
-                        pa: pts[0].0 as u32,
-                        pb: pts[2].0 as u32,
-                        n,
-                        thickness: p.thickness,
-                        s,
-                        u,
-                        share: pts.map(|(i, wg, sgn)| sgn * wg * w[i] / denom),
-                    };
-                    out[side].push(contact, p.e, p.mu);
-                }
-            }
-        };
-        let [sel0, sel1] = &mut self.selected;
-        let (lower, upper) = self.pairs.split_at_mut(half);
-        both(par, || select(lower, sel0), || select(upper, sel1));
-    }
-
     /// One pass: segments, body contacts and contacts in each half (side
     /// by side), then the contacts across the halves.
     fn solve_pass(&mut self, inv_h2: f32, h: f32, par: bool) {
@@ -1069,203 +897,5 @@ mod tests {
         assert!(sys.body_contacts[..sys.body_split]
             .iter()
             .all(|c| (sys.segs[c.seg as usize].p as usize) < sys.split));
-    }
-
-    /// With some segments fixed (a mat pinned at every particle, and a
-    /// cable asleep on it) and others free to move across them (one of
-    /// them very fast): the step's
-    /// candidates are exactly the overlapping boxes of segments that share
-    /// no particle and are not both fixed (brute force), and the fixed
-    /// segments' grid is built once while they stay as they are, again
-    /// when one of them moves.
-    #[test]
-    fn fixed_segments_pair_only_with_movable_ones_and_their_grid_is_kept() {
-        let mut cables = Vec::new();
-        for k in 0..6u64 {
-            let z = -0.5 + 0.2 * k as f32;
-            let mut spec = CableSpec::new([-1.0, 0.0, z], [1.0, 0.0, z], 10);
-            spec.pinned = (0..=10).collect();
-            spec.radius = 0.02;
-            cables.push(Cable::from_spec(&spec, k).unwrap());
-        }
-        let mut spec = CableSpec::new([0.3, 0.04, -1.0], [0.3, 0.04, 1.0], 12);
-        spec.radius = 0.02;
-        let mut sleeper = Cable::from_spec(&spec, 6).unwrap();
-        sleeper.sleeping = true;
-        cables.push(sleeper);
-        for (k, x) in [-0.4f32, 0.0, 0.5].into_iter().enumerate() {
-            let mut spec = CableSpec::new([x, 0.1, -1.0], [x + 0.2, 0.05, 1.0], 16);
-            spec.radius = 0.02;
-            spec.linear_velocity = [0.0, -6.0, 0.0];
-            cables.push(Cable::from_spec(&spec, 7 + k as u64).unwrap());
-        }
-        // One so fast (3 m a step, along the mat) that its boxes span more
-        // of the fixed grid's cells than a query reads: it is given every
-        // fixed box to test.
-        let mut spec = CableSpec::new([-0.9, 0.05, -0.6], [-0.9, 0.05, 0.6], 10);
-        spec.radius = 0.02;
-        spec.linear_velocity = [200.0, 0.0, 0.0];
-        cables.push(Cable::from_spec(&spec, 10).unwrap());
-        let mut sys = CableSystem::default();
-        let (dt, h, g) = (1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
-        for round in 0..3 {
-            if round == 2 {
-                // A pinned cable moved (as if edited): built again.
-                for p in &mut cables[0].x {
-                    p.y -= 0.01;
-                }
-            }
-            sys.load(&cables);
-            sys.begin(dt, h, g);
-            let fixed = |s: usize| {
-                let p = sys.segs[s].p as usize;
-                sys.w[p] == 0.0 && sys.w[p + 1] == 0.0
-            };
-            let mut want = Vec::new();
-            for i in 0..sys.segs.len() {
-                for j in i + 1..sys.segs.len() {
-                    if sys.segs[i].p.abs_diff(sys.segs[j].p) > 1
-                        && !(fixed(i) && fixed(j))
-                        && super::super::pairs::overlap(&sys.boxes[i], &sys.boxes[j])
-                    {
-                        want.push((i as u32, j as u32));
-                    }
-                }
-            }
-            let mut got = sys.candidates.clone();
-            got.sort_unstable();
-            assert!(want.len() > 40, "the cables cross the mat: {}", want.len());
-            assert_eq!(got, want, "round {round}");
-            assert_eq!(sys.fixed.ids.len(), 6 * 10 + 12, "round {round}");
-            let builds = if round < 2 { 1 } else { 2 };
-            assert_eq!(sys.fixed.builds, builds, "round {round}");
-        }
-    }
-
-    /// A particle pushed out of its tube within a substep, onto a cable
-    /// pinned at every particle (a fixed segment, outside the step's grid):
-    /// the extension finds its segments' new pairs with the fixed one.
-    #[test]
-    fn an_extension_pairs_with_fixed_segments() {
-        let mut rail = CableSpec::new([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], 10);
-        rail.pinned = (0..=10).collect();
-        rail.radius = 0.02;
-        let mut free = CableSpec::new([-1.0, 0.5, 0.05], [1.0, 0.5, 0.05], 10);
-        free.radius = 0.02;
-        let cables = [
-            Cable::from_spec(&rail, 0).unwrap(),
-            Cable::from_spec(&free, 1).unwrap(),
-        ];
-        let mut sys = CableSystem::default();
-        let (dt, h, g) = (1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
-        sys.load(&cables);
-        sys.begin(dt, h, g);
-        let with_rail =
-            |sys: &CableSystem| sys.pairs.iter().filter(|p| p.a < 10 && p.b >= 10).count();
-        assert_eq!(with_rail(&sys), 0, "0.5 m apart, at rest");
-        sys.solve_substep(h, g, 4);
-        // Particle 5 of the free cable (16 overall) thrown 45 cm down.
-        sys.x[16].y -= 0.45;
-        assert!(matches!(sys.extend(h, g), Extension::Grown(_)));
-        let pairs: Vec<(u32, u32)> = sys
-            .pairs
-            .iter()
-            .filter(|p| p.a < 10 && p.b >= 10)
-            .map(|p| (p.a, p.b))
-            .collect();
-        // The free cable's segments 4 and 5 (14, 15) meet rail segments
-        // 4 and 5 (below particle 16, at x = 0).
-        for want in [(4, 14), (5, 15)] {
-            assert!(pairs.contains(&want), "{want:?} in {pairs:?}");
-        }
-    }
-
-    /// Two parallel segments side by side (a cable lying along another),
-    /// jostled by a few µm at each substep: their closest points jump
-    /// between the ends of the overlap, but the contact keeps its points
-    /// (within the hysteresis of each other's distance), and its normal
-    /// stays across the segments when one slides along the other (along
-    /// them for segments end to end); a rod crossing a rail takes the
-    /// closest points whenever they move, however little.
-    #[test]
-    fn a_contact_between_parallel_segments_keeps_its_points() {
-        let mut cables = Vec::new();
-        for (k, (from, to)) in [
-            ([0.0, 0.0, 0.0], [0.2, 0.0, 0.0]),
-            ([0.05, 0.0, 0.039], [0.25, 0.0, 0.039]),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let mut spec = CableSpec::new(from, to, 1);
-            spec.radius = 0.02;
-            cables.push(Cable::from_spec(&spec, k as u64).unwrap());
-        }
-        let mut sys = CableSystem::default();
-        sys.load(&cables);
-        sys.begin(1.0 / 60.0, 1.0 / 240.0, Vec3::ZERO);
-        assert_eq!(sys.pairs.len(), 1);
-        use crate::physics::cable::lcg;
-        let mut seed = 3;
-        let (mut jumps, mut moves) = (0, 0);
-        let mut last: Option<(f32, f32)> = None;
-        for _ in 0..200 {
-            let mut prev = sys.x.clone();
-            for p in &mut prev {
-                *p += (Vec3::new(lcg(&mut seed), lcg(&mut seed), lcg(&mut seed)) - 0.5) * 4e-6;
-            }
-            let q = [prev[0], prev[1], prev[2], prev[3]];
-            let (_, s, u) = kernels::closest_direction(q[0], q[1], q[2], q[3]).unwrap();
-            if last.is_some_and(|(ls, lu)| (ls - s).abs() + (lu - u).abs() > 0.1) {
-                jumps += 1;
-            }
-            last = Some((s, u));
-            let kept = (sys.pairs[0].cs, sys.pairs[0].cu);
-            let (n, cs, cu) = contact_direction(&mut sys.pairs[0], &prev);
-            if (cs, cu) != kept {
-                moves += 1;
-            }
-            assert!(n.z > 0.999, "the normal stays across: {n}");
-        }
-        assert!(jumps > 20, "the closest points jump: {jumps}");
-        assert!(moves <= 1, "the contact's points moved {moves} times");
-        // B slid 2 mm along A since the points were kept: the normal is
-        // still across the segments, not along the line between the kept
-        // points (which leans 3° along them).
-        let mut slid = sys.x.clone();
-        slid[2].x += 0.002;
-        slid[3].x += 0.002;
-        let (n, _, _) = contact_direction(&mut sys.pairs[0], &slid);
-        assert!(n.x.abs() < 1e-3, "the normal leans along the segments: {n}");
-        // In line, end to end, 3 cm apart (nearer than their 4 cm), B 2 mm
-        // off A's line: the gap, and the normal, are along them.
-        let mut inline = sys.pairs[0];
-        let x = [
-            Vec3::new(0.0, 0.0, 0.0),
-            Vec3::new(0.2, 0.0, 0.0),
-            Vec3::new(0.23, 0.002, 0.0),
-            Vec3::new(0.43, 0.003, 0.0),
-        ];
-        (inline.pa, inline.pb, inline.cs, inline.cu) = (0, 2, 1.0, 0.0);
-        let (n, s, u) = contact_direction(&mut inline, &x);
-        assert!(n.x > 0.99 && s == 1.0 && u == 0.0, "in line: {n}, {s}, {u}");
-        // Crossing: a rod across a rail, 1 mm further along at each look.
-        let mut rod = sys.pairs[0];
-        for k in 0..10 {
-            let x = [
-                Vec3::new(0.1, 0.04, -0.5) + Vec3::X * 1e-3 * k as f32,
-                Vec3::new(0.1, 0.04, 0.5) + Vec3::X * 1e-3 * k as f32,
-                Vec3::new(-1.0, 0.0, 0.0),
-                Vec3::new(1.0, 0.0, 0.0),
-            ];
-            rod.pa = 0;
-            rod.pb = 2;
-            let (n, s, u) = contact_direction(&mut rod, &x);
-            assert!(
-                (u - (1.1 + 1e-3 * k as f32) / 2.0).abs() < 1e-5,
-                "{k}: u {u}"
-            );
-            assert!((s - 0.5).abs() < 1e-5 && n.y < -0.999, "{k}: s {s}, n {n}");
-        }
     }
 }

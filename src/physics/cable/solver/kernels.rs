@@ -4,7 +4,8 @@
 //! `x0..` of a slice, so that the two halves of the cables can be solved
 //! side by side.
 
-use super::{BodyContact, Contact, Pair, Seg, Vec3};
+use super::contacts::Contact;
+use super::{BodyContact, Pair, Seg, Vec3};
 
 /// The four particles of a pair with their barycentric weights and the
 /// side they are on (−1 for A, +1 for B).

@@ -650,3 +650,119 @@ impl CableSystem {
         out[first..].sort_unstable();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Cable;
+    use super::*;
+    use crate::physics::cable::CableSpec;
+
+    /// With some segments fixed (a mat pinned at every particle, and a
+    /// cable asleep on it) and others free to move across them (one of
+    /// them very fast): the step's
+    /// candidates are exactly the overlapping boxes of segments that share
+    /// no particle and are not both fixed (brute force), and the fixed
+    /// segments' grid is built once while they stay as they are, again
+    /// when one of them moves.
+    #[test]
+    fn fixed_segments_pair_only_with_movable_ones_and_their_grid_is_kept() {
+        let mut cables = Vec::new();
+        for k in 0..6u64 {
+            let z = -0.5 + 0.2 * k as f32;
+            let mut spec = CableSpec::new([-1.0, 0.0, z], [1.0, 0.0, z], 10);
+            spec.pinned = (0..=10).collect();
+            spec.radius = 0.02;
+            cables.push(Cable::from_spec(&spec, k).unwrap());
+        }
+        let mut spec = CableSpec::new([0.3, 0.04, -1.0], [0.3, 0.04, 1.0], 12);
+        spec.radius = 0.02;
+        let mut sleeper = Cable::from_spec(&spec, 6).unwrap();
+        sleeper.sleeping = true;
+        cables.push(sleeper);
+        for (k, x) in [-0.4f32, 0.0, 0.5].into_iter().enumerate() {
+            let mut spec = CableSpec::new([x, 0.1, -1.0], [x + 0.2, 0.05, 1.0], 16);
+            spec.radius = 0.02;
+            spec.linear_velocity = [0.0, -6.0, 0.0];
+            cables.push(Cable::from_spec(&spec, 7 + k as u64).unwrap());
+        }
+        // One so fast (3 m a step, along the mat) that its boxes span more
+        // of the fixed grid's cells than a query reads: it is given every
+        // fixed box to test.
+        let mut spec = CableSpec::new([-0.9, 0.05, -0.6], [-0.9, 0.05, 0.6], 10);
+        spec.radius = 0.02;
+        spec.linear_velocity = [200.0, 0.0, 0.0];
+        cables.push(Cable::from_spec(&spec, 10).unwrap());
+        let mut sys = CableSystem::default();
+        let (dt, h, g) = (1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
+        for round in 0..3 {
+            if round == 2 {
+                // A pinned cable moved (as if edited): built again.
+                for p in &mut cables[0].x {
+                    p.y -= 0.01;
+                }
+            }
+            sys.load(&cables);
+            sys.begin(dt, h, g);
+            let fixed = |s: usize| {
+                let p = sys.segs[s].p as usize;
+                sys.w[p] == 0.0 && sys.w[p + 1] == 0.0
+            };
+            let mut want = Vec::new();
+            for i in 0..sys.segs.len() {
+                for j in i + 1..sys.segs.len() {
+                    if sys.segs[i].p.abs_diff(sys.segs[j].p) > 1
+                        && !(fixed(i) && fixed(j))
+                        && overlap(&sys.boxes[i], &sys.boxes[j])
+                    {
+                        want.push((i as u32, j as u32));
+                    }
+                }
+            }
+            let mut got = sys.candidates.clone();
+            got.sort_unstable();
+            assert!(want.len() > 40, "the cables cross the mat: {}", want.len());
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(sys.fixed.ids.len(), 6 * 10 + 12, "round {round}");
+            let builds = if round < 2 { 1 } else { 2 };
+            assert_eq!(sys.fixed.builds, builds, "round {round}");
+        }
+    }
+
+    /// A particle pushed out of its tube within a substep, onto a cable
+    /// pinned at every particle (a fixed segment, outside the step's grid):
+    /// the extension finds its segments' new pairs with the fixed one.
+    #[test]
+    fn an_extension_pairs_with_fixed_segments() {
+        let mut rail = CableSpec::new([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], 10);
+        rail.pinned = (0..=10).collect();
+        rail.radius = 0.02;
+        let mut free = CableSpec::new([-1.0, 0.5, 0.05], [1.0, 0.5, 0.05], 10);
+        free.radius = 0.02;
+        let cables = [
+            Cable::from_spec(&rail, 0).unwrap(),
+            Cable::from_spec(&free, 1).unwrap(),
+        ];
+        let mut sys = CableSystem::default();
+        let (dt, h, g) = (1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
+        sys.load(&cables);
+        sys.begin(dt, h, g);
+        let with_rail =
+            |sys: &CableSystem| sys.pairs.iter().filter(|p| p.a < 10 && p.b >= 10).count();
+        assert_eq!(with_rail(&sys), 0, "0.5 m apart, at rest");
+        sys.solve_substep(h, g, 4);
+        // Particle 5 of the free cable (16 overall) thrown 45 cm down.
+        sys.x[16].y -= 0.45;
+        assert!(matches!(sys.extend(h, g), Extension::Grown(_)));
+        let pairs: Vec<(u32, u32)> = sys
+            .pairs
+            .iter()
+            .filter(|p| p.a < 10 && p.b >= 10)
+            .map(|p| (p.a, p.b))
+            .collect();
+        // The free cable's segments 4 and 5 (14, 15) meet rail segments
+        // 4 and 5 (below particle 16, at x = 0).
+        for want in [(4, 14), (5, 15)] {
+            assert!(pairs.contains(&want), "{want:?} in {pairs:?}");
+        }
+    }
+}

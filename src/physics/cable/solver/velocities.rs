@@ -173,7 +173,7 @@ fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held, h: f32) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::Contact;
+    use super::super::contacts::Contact;
     use super::*;
 
     /// The friction of one contact between two free segments: the gap's

@@ -1,0 +1,278 @@
+//! The contacts of a substep: which pairs are solved in it, with what
+//! direction and points (the segments' closest points at its start, kept
+//! between nearly parallel segments), laid out for the passes.
+
+use super::kernels::{closest_direction, pair_gap, pair_points};
+use super::{both, CableSystem, Pair, Vec3, ACTIVE_SLACK};
+
+/// How much nearer (m) the closest points of a substep's start must be
+/// than those a contact kept for it to move to them: for (nearly) parallel
+/// segments, lying side by side, the closest points jump from one end of
+/// the overlap to the other at the least change, and a contact moved with
+/// them pushed a particle back and forth every substep (a cable squeezed
+/// between two others on a floor never slept).
+const CONTACT_HYSTERESIS: f32 = 1.0e-4;
+/// Segments at a smaller sin² of their angle are (nearly) parallel; only
+/// those keep their contact's coordinates ([`CONTACT_HYSTERESIS`]): the
+/// closest points of crossing segments are unique, and a kept point that
+/// lagged behind a rod sliding across a rail tilted the contact's normal
+/// forwards (it slid 6% too far).
+const PARALLEL: f32 = 0.01;
+
+/// A pair solved in the current substep, with what its passes read laid
+/// out in one cache line: the particles, the contact coordinates along A
+/// and B (the weights of `B(u) − A(s)`), and each particle's share of a
+/// correction (`sgn·wᵢ·(1/mᵢ) / Σ wᵢ²/mᵢ`). What the passes write (the
+/// correction applied) and what only the substep's end reads (friction,
+/// restitution) are kept apart ([`Contacts`]), so that a pass reads a line
+/// per contact and writes none of them.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub(super) struct Contact {
+    /// The first particles of A and B.
+    pub(super) pa: u32,
+    pub(super) pb: u32,
+    pub(super) n: Vec3,
+    pub(super) thickness: f32,
+    pub(super) s: f32,
+    pub(super) u: f32,
+    pub(super) share: [f32; 4],
+}
+
+impl Contact {
+    /// The four particles, in the order of `weights` and `share`.
+    #[inline]
+    pub(super) fn particles(&self) -> [usize; 4] {
+        let (a, b) = (self.pa as usize, self.pb as usize);
+        [a, a + 1, b, b + 1]
+    }
+
+    /// The weights of the four particles in `B(u) − A(s)`.
+    #[inline]
+    pub(super) fn weights(&self) -> [f32; 4] {
+        [-(1.0 - self.s), -self.s, 1.0 - self.u, self.u]
+    }
+}
+
+/// Contacts of a substep, with the correction each applied (`lambda`, > 0:
+/// it pushed), its restitution and its friction.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Contacts {
+    pub(super) list: Vec<Contact>,
+    pub(super) lambda: Vec<f32>,
+    pub(super) e: Vec<f32>,
+    pub(super) mu: Vec<f32>,
+}
+
+impl Contacts {
+    pub(super) fn clear(&mut self) {
+        self.list.clear();
+        self.lambda.clear();
+        self.e.clear();
+        self.mu.clear();
+    }
+
+    pub(super) fn push(&mut self, c: Contact, e: f32, mu: f32) {
+        self.list.push(c);
+        self.lambda.push(0.0);
+        self.e.push(e);
+        self.mu.push(mu);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+}
+
+/// A selected pair's contact at the substep's start (`prev`): the
+/// direction from A's point to B's and the points' coordinates along A and
+/// B. Those the contact kept (`cs`, `cu`) while they are no more than
+/// [`CONTACT_HYSTERESIS`] farther apart than the closest points, else the
+/// closest points (which it keeps from then on); the pair's plane when the
+/// segments (nearly) touch.
+fn contact_direction(p: &mut Pair, prev: &[Vec3]) -> (Vec3, f32, f32) {
+    let (a, b) = (p.pa as usize, p.pb as usize);
+    let q = [prev[a], prev[a + 1], prev[b], prev[b + 1]];
+    let Some((n, s, u)) = closest_direction(q[0], q[1], q[2], q[3]) else {
+        return (p.n, p.s, p.u);
+    };
+    let (e1, e2) = (q[1] - q[0], q[3] - q[2]);
+    let parallel =
+        e1.cross(e2).length_squared() < PARALLEL * e1.length_squared() * e2.length_squared();
+    let gap = |s: f32, u: f32| q[2].lerp(q[3], u) - q[0].lerp(q[1], s);
+    let kept = gap(p.cs, p.cu);
+    let d = kept.length();
+    if parallel && d > 1.0e-6 && d <= gap(s, u).length() + CONTACT_HYSTERESIS {
+        // Across the segments where they lie side by side: where B slid
+        // along A since the points were kept, the line between them leans
+        // along the segments and would push B on along them. Not where
+        // they lie end to end (in line, their gap is along them): the
+        // hysteresis leaves a lean of at most about √(2·d·0.1 mm), under
+        // a third of `d` for any cable's thickness.
+        let across = kept - e1 * (kept.dot(e1) / e1.length_squared());
+        let len = across.length();
+        let n = if len > 0.9 * d {
+            across / len
+        } else {
+            kept / d
+        };
+        return (n, p.cs, p.cu);
+    }
+    (p.cs, p.cu) = (s, u);
+    (n, s, u)
+}
+
+impl CableSystem {
+    /// Contacts to solve: pairs within a slack of touching once predicted
+    /// (the passes move particles by corrections only; one that closes in
+    /// later is solved next substep, and crossing is ruled out by the
+    /// verification whatever the solve does), sorted into the halves. A
+    /// contact's direction and points are those of the segments' closest
+    /// points at the substep's start ([`contact_direction`]; kept from an
+    /// earlier substep between nearly parallel segments), not the pair's
+    /// plane: that may be of
+    /// the step's start, and through the end of a segment that a cable
+    /// slides onto it leans back towards the cable and holds it back (a
+    /// ghost contact at the joint). The plane is still what the
+    /// verification proves with.
+    pub(super) fn select_active(&mut self, par: bool) {
+        let half = self.pairs.len() / 2;
+        let (x, split) = (&self.x, self.split);
+        let (w, prev) = (&self.w, &self.prev);
+        let select = |list: &mut [Pair], out: &mut [Contacts; 3]| {
+            out.iter_mut().for_each(Contacts::clear);
+            for p in list {
+                if p.thickness <= 0.0 {
+                    continue;
+                }
+                let pts = pair_points(p);
+                let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
+                if c < ACTIVE_SLACK + 0.5 * p.thickness {
+                    let (n, s, u) = contact_direction(p, prev);
+                    let pts = pair_points(&Pair { s, u, ..*p });
+                    let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
+                    if denom <= 0.0 {
+                        // Nothing of it moves.
+                        continue;
+                    }
+                    let (lo, hi) = (pts[0].0.min(pts[2].0), pts[1].0.max(pts[3].0));
+                    let side = if hi < split {
+                        0
+                    } else if lo >= split {
+                        1
+                    } else {
+                        2
+                    };
+                    let contact = Contact {
+                        pa: pts[0].0 as u32,
+                        pb: pts[2].0 as u32,
+                        n,
+                        thickness: p.thickness,
+                        s,
+                        u,
+                        share: pts.map(|(i, wg, sgn)| sgn * wg * w[i] / denom),
+                    };
+                    out[side].push(contact, p.e, p.mu);
+                }
+            }
+        };
+        let [sel0, sel1] = &mut self.selected;
+        let (lower, upper) = self.pairs.split_at_mut(half);
+        both(par, || select(lower, sel0), || select(upper, sel1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::cable::{Cable, CableSpec};
+
+    /// Two parallel segments side by side (a cable lying along another),
+    /// jostled by a few µm at each substep: their closest points jump
+    /// between the ends of the overlap, but the contact keeps its points
+    /// (within the hysteresis of each other's distance), and its normal
+    /// stays across the segments when one slides along the other (along
+    /// them for segments end to end); a rod crossing a rail takes the
+    /// closest points whenever they move, however little.
+    #[test]
+    fn a_contact_between_parallel_segments_keeps_its_points() {
+        let mut cables = Vec::new();
+        for (k, (from, to)) in [
+            ([0.0, 0.0, 0.0], [0.2, 0.0, 0.0]),
+            ([0.05, 0.0, 0.039], [0.25, 0.0, 0.039]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut spec = CableSpec::new(from, to, 1);
+            spec.radius = 0.02;
+            cables.push(Cable::from_spec(&spec, k as u64).unwrap());
+        }
+        let mut sys = CableSystem::default();
+        sys.load(&cables);
+        sys.begin(1.0 / 60.0, 1.0 / 240.0, Vec3::ZERO);
+        assert_eq!(sys.pairs.len(), 1);
+        use crate::physics::cable::lcg;
+        let mut seed = 3;
+        let (mut jumps, mut moves) = (0, 0);
+        let mut last: Option<(f32, f32)> = None;
+        for _ in 0..200 {
+            let mut prev = sys.x.clone();
+            for p in &mut prev {
+                *p += (Vec3::new(lcg(&mut seed), lcg(&mut seed), lcg(&mut seed)) - 0.5) * 4e-6;
+            }
+            let q = [prev[0], prev[1], prev[2], prev[3]];
+            let (_, s, u) = closest_direction(q[0], q[1], q[2], q[3]).unwrap();
+            if last.is_some_and(|(ls, lu)| (ls - s).abs() + (lu - u).abs() > 0.1) {
+                jumps += 1;
+            }
+            last = Some((s, u));
+            let kept = (sys.pairs[0].cs, sys.pairs[0].cu);
+            let (n, cs, cu) = contact_direction(&mut sys.pairs[0], &prev);
+            if (cs, cu) != kept {
+                moves += 1;
+            }
+            assert!(n.z > 0.999, "the normal stays across: {n}");
+        }
+        assert!(jumps > 20, "the closest points jump: {jumps}");
+        assert!(moves <= 1, "the contact's points moved {moves} times");
+        // B slid 2 mm along A since the points were kept: the normal is
+        // still across the segments, not along the line between the kept
+        // points (which leans 3° along them).
+        let mut slid = sys.x.clone();
+        slid[2].x += 0.002;
+        slid[3].x += 0.002;
+        let (n, _, _) = contact_direction(&mut sys.pairs[0], &slid);
+        assert!(n.x.abs() < 1e-3, "the normal leans along the segments: {n}");
+        // In line, end to end, 3 cm apart (nearer than their 4 cm), B 2 mm
+        // off A's line: the gap, and the normal, are along them.
+        let mut inline = sys.pairs[0];
+        let x = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.2, 0.0, 0.0),
+            Vec3::new(0.23, 0.002, 0.0),
+            Vec3::new(0.43, 0.003, 0.0),
+        ];
+        (inline.pa, inline.pb, inline.cs, inline.cu) = (0, 2, 1.0, 0.0);
+        let (n, s, u) = contact_direction(&mut inline, &x);
+        assert!(n.x > 0.99 && s == 1.0 && u == 0.0, "in line: {n}, {s}, {u}");
+        // Crossing: a rod across a rail, 1 mm further along at each look.
+        let mut rod = sys.pairs[0];
+        for k in 0..10 {
+            let x = [
+                Vec3::new(0.1, 0.04, -0.5) + Vec3::X * 1e-3 * k as f32,
+                Vec3::new(0.1, 0.04, 0.5) + Vec3::X * 1e-3 * k as f32,
+                Vec3::new(-1.0, 0.0, 0.0),
+                Vec3::new(1.0, 0.0, 0.0),
+            ];
+            rod.pa = 0;
+            rod.pb = 2;
+            let (n, s, u) = contact_direction(&mut rod, &x);
+            assert!(
+                (u - (1.1 + 1e-3 * k as f32) / 2.0).abs() < 1e-5,
+                "{k}: u {u}"
+            );
+            assert!((s - 0.5).abs() < 1e-5 && n.y < -0.999, "{k}: s {s}, n {n}");
+        }
+    }
+}
