@@ -66,29 +66,53 @@ enum Verdict {
     Touching,
 }
 
-/// The filter on `LANES` candidates, each with its touching distance
-/// `reach` (the sum of the radii).
-fn judge_lanes(c: &[Candidate; LANES], reach: &Row) -> [Verdict; LANES] {
-    // Points relative to each candidate's first: at, from and end, four
-    // each, `p[k][axis][lane]`; the largest coordinate of each lane.
-    let mut p = [[[0.0f32; LANES]; 3]; 12];
-    let (mut slack, mut size) = ([0.0f32; LANES], [0.0f32; LANES]);
-    for l in 0..LANES {
-        let o = c[l].at[0];
-        for k in 0..4 {
-            for (m, q) in [c[l].at[k], c[l].from[k], c[l].end[k]]
-                .into_iter()
-                .enumerate()
-            {
-                let d = q - o;
-                p[4 * m + k][0][l] = d.x;
-                p[4 * m + k][1][l] = d.y;
-                p[4 * m + k][2][l] = d.z;
-                size[l] = size[l].max(d.abs().max_element());
+/// `LANES` candidates as the filter reads them: each one's points
+/// relative to its first, `p[4·m + k][axis][lane]` for the four particles
+/// `k` (A's two, then B's) where the closest points are taken (`m` = 0),
+/// when the tubes' check starts (1) and at the step's end (2); the sum of
+/// the segments' largest slacks, the largest coordinate, and the touching
+/// distance (the sum of the radii).
+struct Lanes {
+    p: [[Row; 3]; 12],
+    slack: Row,
+    size: Row,
+    reach: Row,
+}
+
+impl Lanes {
+    fn new() -> Self {
+        Self {
+            p: [[[0.0; LANES]; 3]; 12],
+            slack: [0.0; LANES],
+            size: [0.0; LANES],
+            reach: [0.0; LANES],
+        }
+    }
+
+    /// Lane `l`: the points `at`, `from` and `end` (each A's two, then
+    /// B's).
+    #[inline(always)]
+    fn set(&mut self, l: usize, pts: &[[Vec3; 4]; 3], slack: f32, reach: f32) {
+        let o = pts[0][0];
+        let mut size = 0.0f32;
+        for (m, q) in pts.iter().enumerate() {
+            for k in 0..4 {
+                let d = q[k] - o;
+                self.p[4 * m + k][0][l] = d.x;
+                self.p[4 * m + k][1][l] = d.y;
+                self.p[4 * m + k][2][l] = d.z;
+                size = size.max(d.abs().max_element());
             }
         }
-        slack[l] = c[l].slack;
+        self.size[l] = size;
+        self.slack[l] = slack;
+        self.reach[l] = reach;
     }
+}
+
+/// The filter on `LANES` candidates.
+fn judge_lanes(lanes: &Lanes) -> [Verdict; LANES] {
+    let (p, slack, size, reach) = (&lanes.p, &lanes.slack, &lanes.size, &lanes.reach);
     let mut out_n = [[0.0f32; LANES]; 3];
     let (mut out_s, mut out_u) = ([0.0f32; LANES], [0.0f32; LANES]);
     let (mut apart, mut touching) = ([false; LANES], [false; LANES]);
@@ -185,42 +209,79 @@ fn judge_lanes(c: &[Candidate; LANES], reach: &Row) -> [Verdict; LANES] {
 impl CableSystem {
     /// Appends to `out` the pairs among `candidates` that the tubes'
     /// filter keeps, in order.
-    pub(super) fn judge_all(
+    pub(super) fn judge_all(&self, candidates: &[Candidate], out: &mut Vec<Pair>) {
+        self.judge_batches(
+            candidates.len(),
+            |k| {
+                let c = &candidates[k];
+                ([c.at, c.from, c.end], c.slack, c.links, c.ab)
+            },
+            |k| candidates[k],
+            out,
+        );
+    }
+
+    /// Appends to `out` the pairs among `candidates` of the step's (or a
+    /// rebuild's) pairs that the tubes' filter keeps, in order: read from
+    /// the segments' records (`filter_segs`), where the tubes start where
+    /// the closest points are taken.
+    pub(super) fn judge_built(&self, candidates: &[(u32, u32)], out: &mut Vec<Pair>) {
+        let segs = &self.filter_segs;
+        self.judge_batches(
+            candidates.len(),
+            |k| {
+                let (a, b) = candidates[k];
+                let (fa, fb) = (&segs[a as usize], &segs[b as usize]);
+                let at = [fa.at[0], fa.at[1], fb.at[0], fb.at[1]];
+                let end = [fa.end[0], fa.end[1], fb.end[0], fb.end[1]];
+                (
+                    [at, at, end],
+                    fa.slack + fb.slack,
+                    [fa.link, fb.link],
+                    [a, b],
+                )
+            },
+            |k| self.built_candidate(candidates[k].0, candidates[k].1),
+            out,
+        );
+    }
+
+    /// The filter over candidates `0..count`, [`LANES`] at a time:
+    /// `points(k)` gives candidate `k`'s points (`at`, `from`, `end`), the
+    /// sum of its slacks, its segments' links and ids; `candidate(k)` the
+    /// whole candidate, for the few the f64 judge decides.
+    fn judge_batches(
         &self,
-        candidates: impl Iterator<Item = Candidate>,
+        count: usize,
+        points: impl Fn(usize) -> ([[Vec3; 4]; 3], f32, [Link; 2], [u32; 2]),
+        candidate: impl Fn(usize) -> Candidate,
         out: &mut Vec<Pair>,
     ) {
-        let mut batch: Vec<Candidate> = Vec::with_capacity(LANES);
-        let flush = |batch: &mut Vec<Candidate>, out: &mut Vec<Pair>| {
-            if batch.is_empty() {
-                return;
+        let mut lanes = Lanes::new();
+        let mut ids = [([Link::default(); 2], [0u32; 2]); LANES];
+        for first in (0..count).step_by(LANES) {
+            let live = (count - first).min(LANES);
+            for l in 0..LANES {
+                // Short batches repeat their first candidate.
+                let k = first + if l < live { l } else { 0 };
+                let (pts, slack, links, ab) = points(k);
+                let reach = self.props[links[0].cable as usize].radius
+                    + self.props[links[1].cable as usize].radius;
+                lanes.set(l, &pts, slack, reach);
+                ids[l] = (links, ab);
             }
-            let live = batch.len();
-            while batch.len() < LANES {
-                batch.push(batch[0]);
-            }
-            let lanes: &[Candidate; LANES] = batch[..].try_into().expect("a full batch");
-            let reach: Row = std::array::from_fn(|l| {
-                let [la, lb] = lanes[l].links;
-                self.props[la.cable as usize].radius + self.props[lb.cable as usize].radius
-            });
-            let verdicts = judge_lanes(lanes, &reach);
-            for (c, v) in lanes.iter().zip(verdicts).take(live) {
+            let verdicts = judge_lanes(&lanes);
+            for (l, v) in verdicts.into_iter().enumerate().take(live) {
                 match v {
                     Verdict::Apart => {}
-                    Verdict::Near { n, s, u } => out.push(self.pair_record(c.ab, c.links, n, s, u)),
-                    Verdict::Touching => out.extend(self.judge(c)),
+                    Verdict::Near { n, s, u } => {
+                        let (links, ab) = ids[l];
+                        out.push(self.pair_record(ab, links, n, s, u))
+                    }
+                    Verdict::Touching => out.extend(self.judge(&candidate(first + l))),
                 }
             }
-            batch.clear();
-        };
-        for c in candidates {
-            batch.push(c);
-            if batch.len() == LANES {
-                flush(&mut batch, out);
-            }
         }
-        flush(&mut batch, out);
     }
 }
 
@@ -260,8 +321,11 @@ mod tests {
                 end,
                 slack: 0.01 * lcg(&mut seed),
             };
-            let reach = [0.04; LANES];
-            let v = judge_lanes(&[c; LANES], &reach);
+            let mut lanes = Lanes::new();
+            for l in 0..LANES {
+                lanes.set(l, &[c.at, c.from, c.end], c.slack, 0.04);
+            }
+            let v = judge_lanes(&lanes);
             assert!(v.iter().all(|x| *x == v[0]), "lanes are independent");
             let dist = |x: [Vec3; 4]| {
                 let d = x.map(|v| v.as_dvec3());

@@ -22,10 +22,10 @@ use crate::physics::math::Vec3;
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 pub(super) struct FilterSeg {
-    link: Link,
-    slack: f32,
-    at: [Vec3; 2],
-    end: [Vec3; 2],
+    pub(super) link: Link,
+    pub(super) slack: f32,
+    pub(super) at: [Vec3; 2],
+    pub(super) end: [Vec3; 2],
 }
 
 /// What [`CableSystem::judge`] needs of a segment besides its particles.
@@ -306,7 +306,7 @@ impl CableSystem {
         let this = &*self;
         let filter = |cands: &[(u32, u32)], out: &mut Vec<Pair>| {
             out.clear();
-            this.judge_all(cands.iter().map(|&(a, b)| this.built_candidate(a, b)), out);
+            this.judge_built(cands, out);
         };
         both(
             par,
@@ -410,7 +410,7 @@ impl CableSystem {
     /// Segments `a < b` as a candidate of the step's (or a rebuild's)
     /// pairs, from the segments' records (`filter_segs`): there the tubes
     /// start where the closest points are taken.
-    fn built_candidate(&self, a: u32, b: u32) -> Candidate {
+    pub(super) fn built_candidate(&self, a: u32, b: u32) -> Candidate {
         let (fa, fb) = (&self.filter_segs[a as usize], &self.filter_segs[b as usize]);
         let at = [fa.at[0], fa.at[1], fb.at[0], fb.at[1]];
         Candidate {
@@ -567,10 +567,11 @@ impl CableSystem {
             for &s in part {
                 this.new_pairs(s, &grown, &mut found, &mut partners, &mut cands);
             }
-            this.judge_all(
-                cands.iter().map(|&(a, b)| this.candidate(a, b, from)),
-                &mut out,
-            );
+            let cands: Vec<Candidate> = cands
+                .iter()
+                .map(|&(a, b)| this.candidate(a, b, from))
+                .collect();
+            this.judge_all(&cands, &mut out);
             out
         };
         let (lo, hi) = both(par, || search(&grown[..mid]), || search(&grown[mid..]));
