@@ -348,6 +348,9 @@ pub(crate) struct CableSystem {
     /// (both halves of the list), side 1, side 2.
     selected: [[Contacts; 3]; 2],
     failing: [Vec<u32>; 2],
+    /// Pairs selected in each block of the pair list by the last selection
+    /// (where its next one cuts the list in two).
+    select_blocks: Vec<u32>,
     /// The halves: particles below `split` (and segments below
     /// `split_seg`, lanes below `lane_split`, body contacts below
     /// `body_split`) are whole cables, solved side by side with the rest.

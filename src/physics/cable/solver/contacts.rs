@@ -18,6 +18,9 @@ const CONTACT_HYSTERESIS: f32 = 1.0e-4;
 /// lagged behind a rod sliding across a rail tilted the contact's normal
 /// forwards (it slid 6% too far).
 const PARALLEL: f32 = 0.01;
+/// Pairs per block of the selection's work counts
+/// ([`CableSystem::select_active`]; fewer in tests, whose systems are small).
+const SELECT_BLOCK: usize = if cfg!(test) { 16 } else { 1024 };
 
 /// A pair solved in the current substep, with what its passes read laid
 /// out in one cache line: the particles, the contact coordinates along A
@@ -135,13 +138,35 @@ impl CableSystem {
     /// slides onto it leans back towards the cable and holds it back (a
     /// ghost contact at the joint). The plane is still what the
     /// verification proves with.
-    pub(super) fn select_active(&mut self, par: bool) {
-        let half = self.pairs.len() / 2;
+    ///
+    /// The pair list is cut where the work of the last selection halves
+    /// (a pair, and two more for each one selected; counted by blocks of
+    /// [`SELECT_BLOCK`] pairs), not at its middle: the pairs of the
+    /// cables that landed first, low in the list, are selected about twice
+    /// as often as the rest in the 50,000-segment heap. The contacts are
+    /// solved in pair order within each side wherever the cut falls.
+    /// Returns where the list was cut (pairs in the lower part).
+    pub(super) fn select_active(&mut self, par: bool) -> usize {
+        let n = self.pairs.len();
+        let blocks = &mut self.select_blocks;
+        blocks.resize(n.div_ceil(SELECT_BLOCK), 0);
+        let work = |b: usize, sel: u32| SELECT_BLOCK.min(n - b * SELECT_BLOCK) + 2 * sel as usize;
+        let total: usize = blocks.iter().enumerate().map(|(b, &c)| work(b, c)).sum();
+        let (mut acc, mut cut) = (0, blocks.len());
+        for (b, &c) in blocks.iter().enumerate() {
+            if 2 * acc >= total {
+                cut = b;
+                break;
+            }
+            acc += work(b, c);
+        }
+        let half = (cut * SELECT_BLOCK).min(n);
         let (x, split) = (&self.x, self.split);
         let (w, prev) = (&self.w, &self.prev);
-        let select = |list: &mut [Pair], out: &mut [Contacts; 3]| {
+        let select = |list: &mut [Pair], out: &mut [Contacts; 3], counts: &mut [u32]| {
             out.iter_mut().for_each(Contacts::clear);
-            for p in list {
+            counts.iter_mut().for_each(|c| *c = 0);
+            for (k, p) in list.iter_mut().enumerate() {
                 if p.thickness <= 0.0 {
                     continue;
                 }
@@ -155,6 +180,7 @@ impl CableSystem {
                         // Nothing of it moves.
                         continue;
                     }
+                    counts[k / SELECT_BLOCK] += 1;
                     let (lo, hi) = (pts[0].0.min(pts[2].0), pts[1].0.max(pts[3].0));
                     let side = if hi < split {
                         0
@@ -178,7 +204,13 @@ impl CableSystem {
         };
         let [sel0, sel1] = &mut self.selected;
         let (lower, upper) = self.pairs.split_at_mut(half);
-        both(par, || select(lower, sel0), || select(upper, sel1));
+        let (c_lo, c_hi) = blocks.split_at_mut(cut);
+        both(
+            par,
+            || select(lower, sel0, c_lo),
+            || select(upper, sel1, c_hi),
+        );
+        half
     }
 }
 
@@ -186,6 +218,62 @@ impl CableSystem {
 mod tests {
     use super::*;
     use crate::physics::cable::{Cable, CableSpec};
+
+    /// A mat of crossing cables, sagging onto each other: the selection
+    /// cuts the pair list where the last selection's work halves (at the
+    /// middle with nothing counted, before it when the first block had
+    /// every selection), and the contacts of each side, in order, are the
+    /// same wherever the cut falls.
+    #[test]
+    fn the_selection_cuts_where_its_work_halves_and_its_contacts_do_not_depend_on_it() {
+        let mut cables = Vec::new();
+        for k in 0..20u64 {
+            let c = -1.0 + (k % 10) as f32 * 0.2;
+            let (from, to) = if k < 10 {
+                ([-1.0, 0.0, c], [1.0, 0.0, c])
+            } else {
+                ([c, 0.039, -1.0], [c, 0.039, 1.0])
+            };
+            let mut spec = CableSpec::new(from, to, 20);
+            spec.radius = 0.02;
+            cables.push(Cable::from_spec(&spec, k).unwrap());
+        }
+        let mut sys = CableSystem::default();
+        sys.load(&cables);
+        sys.begin(1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
+        sys.prev = sys.x.clone();
+        let n = sys.pairs.len();
+        assert!(n > 8 * SELECT_BLOCK, "{n} pairs");
+        let contacts = |sys: &CableSystem| -> Vec<Vec<(u32, u32, f32, f32)>> {
+            (0..3)
+                .map(|side| {
+                    sys.selected
+                        .iter()
+                        .flat_map(|half| &half[side].list)
+                        .map(|c| (c.pa, c.pb, c.s, c.u))
+                        .collect()
+                })
+                .collect()
+        };
+        let middle = sys.select_active(false);
+        // The first block boundary at or past the middle.
+        assert_eq!(middle, n.div_ceil(2).div_ceil(SELECT_BLOCK) * SELECT_BLOCK);
+        let even = contacts(&sys);
+        assert!(
+            even.iter().map(Vec::len).sum::<usize>() > 50,
+            "the mat touches"
+        );
+        // Every selection in the first block: the cut comes right after it.
+        sys.select_blocks.iter_mut().for_each(|c| *c = 0);
+        sys.select_blocks[0] = (n / 2) as u32;
+        let skewed = sys.select_active(false);
+        assert_eq!(skewed, SELECT_BLOCK);
+        assert_eq!(contacts(&sys), even);
+        // With two threads, the same.
+        sys.select_blocks.iter_mut().for_each(|c| *c = 0);
+        sys.select_active(true);
+        assert_eq!(contacts(&sys), even);
+    }
 
     /// Two parallel segments side by side (a cable lying along another),
     /// jostled by a few µm at each substep: their closest points jump
