@@ -20,7 +20,7 @@ const CONTACT_HYSTERESIS: f32 = 1.0e-4;
 const PARALLEL: f32 = 0.01;
 /// Pairs per block of the selection's work counts
 /// ([`CableSystem::select_active`]; fewer in tests, whose systems are small).
-const SELECT_BLOCK: usize = if cfg!(test) { 16 } else { 1024 };
+const SELECT_BLOCK: usize = if cfg!(test) { 16 } else { 256 };
 
 /// A pair solved in the current substep, with what its passes read laid
 /// out in one cache line: the particles, the contact coordinates along A
@@ -230,60 +230,89 @@ mod tests {
     use super::*;
     use crate::physics::cable::{Cable, CableSpec};
 
-    /// A mat of crossing cables, sagging onto each other: the selection
-    /// cuts the pair list where the last selection's work halves (at the
-    /// middle with nothing counted, before it when the first block had
-    /// every selection), and the contacts of each side, in order, are the
-    /// same wherever the cut falls.
+    /// A mat of crossing cables, every other one across, pressed 1 mm
+    /// into each other (contacts within each half of the cables and
+    /// across): the selection cuts the pair list where the last
+    /// selection's work halves (at the middle with nothing counted, right
+    /// after the first block when that block had every selection), and a
+    /// substep ends with bitwise the same positions and velocities
+    /// wherever the cut falls, with each side's contacts the same, in the
+    /// same order.
     #[test]
     fn the_selection_cuts_where_its_work_halves_and_its_contacts_do_not_depend_on_it() {
         let mut cables = Vec::new();
         for k in 0..20u64 {
-            let c = -1.0 + (k % 10) as f32 * 0.2;
-            let (from, to) = if k < 10 {
-                ([-1.0, 0.0, c], [1.0, 0.0, c])
+            let c = -1.0 + (k / 2) as f32 * 0.2;
+            // Crossing 2 cm from a particle of each (not at one: contacts
+            // of neighbouring segments then differ).
+            let (from, to) = if k % 2 == 0 {
+                ([-1.0, 0.0, c + 0.02], [1.0, 0.0, c + 0.02])
             } else {
-                ([c, 0.039, -1.0], [c, 0.039, 1.0])
+                ([c + 0.12, 0.039, -1.0], [c + 0.12, 0.039, 1.0])
             };
             let mut spec = CableSpec::new(from, to, 20);
             spec.radius = 0.02;
             cables.push(Cable::from_spec(&spec, k).unwrap());
         }
+        let (h, g) = (1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
         let mut sys = CableSystem::default();
         sys.load(&cables);
-        sys.begin(1.0 / 60.0, 1.0 / 240.0, Vec3::new(0.0, -9.81, 0.0));
-        sys.prev = sys.x.clone();
+        sys.begin(1.0 / 60.0, h, g);
+        sys.balance();
+        let start = sys.clone();
         let n = sys.pairs.len();
         assert!(n > 8 * SELECT_BLOCK, "{n} pairs");
-        let contacts = |sys: &CableSystem| -> Vec<Vec<(u32, u32, f32, f32)>> {
+        let contacts = |sys: &CableSystem| -> Vec<Vec<(u32, u32, f32, f32, Vec3, [f32; 4])>> {
             (0..3)
                 .map(|side| {
                     sys.selected
                         .iter()
                         .flat_map(|half| &half[side].list)
-                        .map(|c| (c.pa, c.pb, c.s, c.u))
+                        .map(|c| (c.pa, c.pb, c.s, c.u, c.n, c.share))
                         .collect()
                 })
                 .collect()
         };
+        // Nothing counted: the first block boundary at or past the middle.
+        sys.prev = sys.x.clone();
         let middle = sys.select_active(false);
-        // The first block boundary at or past the middle.
         assert_eq!(middle, n.div_ceil(2).div_ceil(SELECT_BLOCK) * SELECT_BLOCK);
         let even = contacts(&sys);
-        assert!(
-            even.iter().map(Vec::len).sum::<usize>() > 50,
-            "the mat touches"
-        );
-        // Every selection in the first block: the cut comes right after it.
+        for (side, list) in even.iter().enumerate() {
+            assert!(list.len() > 10, "side {side}: {} contacts", list.len());
+        }
+        // Every selection counted in the first block: the cut right after it.
         sys.select_blocks.iter_mut().for_each(|c| *c = 0);
-        sys.select_blocks[0] = (n / 2) as u32;
-        let skewed = sys.select_active(false);
-        assert_eq!(skewed, SELECT_BLOCK);
-        assert_eq!(contacts(&sys), even);
-        // With two threads, the same.
+        sys.select_blocks[0] = n as u32;
+        assert_eq!(sys.select_active(false), SELECT_BLOCK);
+        let below: usize = sys.selected[0].iter().map(Contacts::len).sum();
+        let above: usize = sys.selected[1].iter().map(Contacts::len).sum();
+        assert!(
+            below > 0 && above > 0,
+            "{below} below the cut, {above} above"
+        );
+        // A whole substep with each cut (and the selection on two threads):
+        // the same contacts, positions and velocities.
+        let mut ends = Vec::new();
+        let blocks = n.div_ceil(SELECT_BLOCK);
+        for heavy in std::iter::once(None).chain((0..blocks).map(Some)) {
+            let mut sys = start.clone();
+            sys.select_blocks = vec![0; blocks];
+            if let Some(b) = heavy {
+                sys.select_blocks[b] = n as u32;
+            }
+            sys.solve_substep(h, g, 4);
+            let selected = contacts(&sys);
+            sys.finish_substep(h, false);
+            ends.push((selected, sys.x.clone(), sys.v.clone()));
+        }
         sys.select_blocks.iter_mut().for_each(|c| *c = 0);
         sys.select_active(true);
         assert_eq!(contacts(&sys), even);
+        assert!(ends[0].0[0].len() > 10, "the substep solves contacts");
+        for (k, end) in ends.iter().enumerate().skip(1) {
+            assert!(*end == ends[0], "cut {k} gives another substep");
+        }
     }
 
     /// Two parallel segments side by side (a cable lying along another),
