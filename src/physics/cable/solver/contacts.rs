@@ -262,7 +262,9 @@ mod tests {
         let start = sys.clone();
         let n = sys.pairs.len();
         assert!(n > 8 * SELECT_BLOCK, "{n} pairs");
-        let contacts = |sys: &CableSystem| -> Vec<Vec<(u32, u32, f32, f32, Vec3, [f32; 4])>> {
+        // Each side's contacts: particles, coordinates, normal, shares.
+        type Sides = Vec<Vec<(u32, u32, f32, f32, Vec3, [f32; 4])>>;
+        let contacts = |sys: &CableSystem| -> Sides {
             (0..3)
                 .map(|side| {
                     sys.selected
