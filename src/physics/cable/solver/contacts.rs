@@ -102,29 +102,27 @@ fn contact_direction(p: &mut Pair, prev: &[Vec3]) -> (Vec3, f32, f32) {
     let (e1, e2) = (q[1] - q[0], q[3] - q[2]);
     let parallel =
         e1.cross(e2).length_squared() < PARALLEL * e1.length_squared() * e2.length_squared();
-    let gap = |s: f32, u: f32| q[2].lerp(q[3], u) - q[0].lerp(q[1], s);
-    // (The kept points are looked at only between parallel segments.)
-    let kept = if parallel {
-        gap(p.cs, p.cu)
-    } else {
-        Vec3::ZERO
-    };
-    let d = kept.length();
-    if parallel && d > 1.0e-6 && d <= gap(s, u).length() + CONTACT_HYSTERESIS {
-        // Across the segments where they lie side by side: where B slid
-        // along A since the points were kept, the line between them leans
-        // along the segments and would push B on along them. Not where
-        // they lie end to end (in line, their gap is along them): the
-        // hysteresis leaves a lean of at most about √(2·d·0.1 mm), under
-        // a third of `d` for any cable's thickness.
-        let across = kept - e1 * (kept.dot(e1) / e1.length_squared());
-        let len = across.length();
-        let n = if len > 0.9 * d {
-            across / len
-        } else {
-            kept / d
-        };
-        return (n, p.cs, p.cu);
+    if parallel {
+        let gap = |s: f32, u: f32| q[2].lerp(q[3], u) - q[0].lerp(q[1], s);
+        let kept = gap(p.cs, p.cu);
+        let d = kept.length();
+        if d > 1.0e-6 && d <= gap(s, u).length() + CONTACT_HYSTERESIS {
+            // Across the segments where they lie side by side: where B
+            // slid along A since the points were kept, the line between
+            // them leans along the segments and would push B on along
+            // them. Not where they lie end to end (in line, their gap is
+            // along them): the hysteresis leaves a lean of at most about
+            // √(2·d·0.1 mm), under a third of `d` for any cable's
+            // thickness.
+            let across = kept - e1 * (kept.dot(e1) / e1.length_squared());
+            let len = across.length();
+            let n = if len > 0.9 * d {
+                across / len
+            } else {
+                kept / d
+            };
+            return (n, p.cs, p.cu);
+        }
     }
     (p.cs, p.cu) = (s, u);
     (n, s, u)

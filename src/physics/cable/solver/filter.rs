@@ -207,16 +207,21 @@ fn judge_lanes(lanes: &Lanes) -> [Verdict; LANES] {
 }
 
 impl CableSystem {
-    /// Appends to `out` the pairs among `candidates` that the tubes'
-    /// filter keeps, in order.
-    pub(super) fn judge_all(&self, candidates: &[Candidate], out: &mut Vec<Pair>) {
+    /// Appends to `out` the pairs among candidates `0..count` (candidate
+    /// `k` is `candidate(k)`) that the tubes' filter keeps, in order.
+    pub(super) fn judge_all(
+        &self,
+        count: usize,
+        candidate: impl Fn(usize) -> Candidate,
+        out: &mut Vec<Pair>,
+    ) {
         self.judge_batches(
-            candidates.len(),
+            count,
             |k| {
-                let c = &candidates[k];
+                let c = candidate(k);
                 ([c.at, c.from, c.end], c.slack, c.links, c.ab)
             },
-            |k| candidates[k],
+            &candidate,
             out,
         );
     }

@@ -567,11 +567,11 @@ impl CableSystem {
             for &s in part {
                 this.new_pairs(s, &grown, &mut found, &mut partners, &mut cands);
             }
-            let cands: Vec<Candidate> = cands
-                .iter()
-                .map(|&(a, b)| this.candidate(a, b, from))
-                .collect();
-            this.judge_all(&cands, &mut out);
+            this.judge_all(
+                cands.len(),
+                |k| this.candidate(cands[k].0, cands[k].1, from),
+                &mut out,
+            );
             out
         };
         let (lo, hi) = both(par, || search(&grown[..mid]), || search(&grown[mid..]));
@@ -605,25 +605,22 @@ impl CableSystem {
         // A grown box is found in the small grid, as it is now (the large
         // one holds it as it was built): each box once.
         let movable = &self.fixed.movable;
-        if movable.is_empty() {
-            self.grid.query(&bs, |t| self.grown[t as usize], found);
-        } else {
-            self.grid
-                .query(&bs, |t| self.grown[movable[t as usize] as usize], found);
-            for f in found.iter_mut() {
-                *f = movable[*f as usize];
-            }
-        }
-        let k = found.len();
-        self.grown_grid.query(&bs, |_| false, found);
-        for f in &mut found[k..] {
-            *f = self.grown_list[*f as usize];
-        }
-        let k = found.len();
-        self.fixed.grid.query(&bs, |_| false, found);
-        for f in &mut found[k..] {
-            *f = self.fixed.ids[*f as usize];
-        }
+        let step_ids = (!movable.is_empty()).then_some(&movable[..]);
+        query_segments(&self.grid, &bs, step_ids, |t| self.grown[t as usize], found);
+        query_segments(
+            &self.grown_grid,
+            &bs,
+            Some(&self.grown_list),
+            |_| false,
+            found,
+        );
+        query_segments(
+            &self.fixed.grid,
+            &bs,
+            Some(&self.fixed.ids),
+            |_| false,
+            found,
+        );
         // The segments `s` is already paired with, read once.
         partners.clear();
         partners.extend(self.pair_index.of(s).map(|m| {
@@ -649,6 +646,24 @@ impl CableSystem {
         }
         // In the order of the other segments (candidates in a fixed order).
         out[first..].sort_unstable();
+    }
+}
+
+/// Appends to `found` the segments whose boxes in `grid` overlap `b` (see
+/// [`Grid::query`]), unless `skip` says otherwise: box `k` is segment
+/// `ids[k]` (segment `k` without `ids`).
+fn query_segments(
+    grid: &Grid,
+    b: &(Vec3, Vec3),
+    ids: Option<&[u32]>,
+    skip: impl Fn(u32) -> bool,
+    found: &mut Vec<u32>,
+) {
+    let seg = |k: u32| ids.map_or(k, |ids| ids[k as usize]);
+    let first = found.len();
+    grid.query(b, |k| skip(seg(k)), found);
+    for f in &mut found[first..] {
+        *f = seg(*f);
     }
 }
 
