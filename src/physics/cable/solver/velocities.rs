@@ -182,17 +182,17 @@ fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held, h: f32) 
         // The depth the segments began the substep with, pushed out, is
         // not speed: the gap opens no faster than it did at the start (not
         // at all if it was closing) by up to depth/h, unless it bounces.
-        let depth = ct.thickness - ct.n.dot(at(held.prev, 0));
-        let opening = if depth > 0.0 && vn > 0.0 {
-            let vn0 = ct.n.dot(at(held.v_start, 0));
-            if e > 0.0 && vn0 <= -RESTITUTION_THRESHOLD {
-                0.0
-            } else {
-                (vn - vn0.max(0.0)).min(depth / h).max(0.0)
+        let mut opening = 0.0;
+        if vn > 0.0 {
+            // (The start is read only for a gap that opens.)
+            let depth = ct.thickness - ct.n.dot(at(held.prev, 0));
+            if depth > 0.0 {
+                let vn0 = ct.n.dot(at(held.v_start, 0));
+                if e <= 0.0 || vn0 > -RESTITUTION_THRESHOLD {
+                    opening = (vn - vn0.max(0.0)).min(depth / h).max(0.0);
+                }
             }
-        } else {
-            0.0
-        };
+        }
         let vt = vg - ct.n * vn;
         let (speed, limit) = (vt.length(), mu * lambda / h);
         let slide = if speed <= 0.0 || mu <= 0.0 {
