@@ -370,6 +370,71 @@ fn removing_or_adding_what_holds_sleeping_cables_wakes_them() {
     }
 }
 
+/// Planes reach sleeping cables only where they are: cables asleep on a
+/// floor stay asleep when a plane is added, moved or removed a metre below
+/// them or with its solid side a metre and more above them (a plane's box
+/// is unbounded: each of these woke every sleeping cable), and wake when
+/// one is added or removed along the floor they rest on, or one is added
+/// through them (only those it cuts).
+#[test]
+fn planes_wake_only_the_sleeping_cables_they_reach() {
+    let mut w = on_floor(3.0);
+    let ids: Vec<u64> = (0..4)
+        .map(|k| {
+            let z = -0.6 + 0.4 * k as f32;
+            lay_cable(&mut w, [-1.0, 0.011, z], [1.0, 0.011, z])
+        })
+        .collect();
+    cable_sleep_steps(&mut w, 300, "on the floor");
+    let asleep = |w: &World| ids.iter().all(|&id| w.cable(id).unwrap().sleeping);
+    assert!(asleep(&w), "the cables sleep");
+    let plane = |normal: [f32; 3], offset: f32| {
+        arbiter::physics::BodySpec::new(arbiter::physics::ShapeSpec::Plane { normal, offset })
+            .kind(arbiter::physics::BodyKind::Static)
+    };
+    // Below (solid under y = -1), and above (solid over y = 1).
+    let below = w.add_body(&plane([0.0, 1.0, 0.0], -1.0)).unwrap();
+    let above = w.add_body(&plane([0.0, -1.0, 0.0], -1.0)).unwrap();
+    assert!(asleep(&w), "planes a metre away wake nothing");
+    w.edit_body(below, Some(Vec3::new(0.0, -0.5, 0.0)), None, None, None)
+        .unwrap();
+    w.edit_body(above, Some(Vec3::new(2.0, 0.5, 0.0)), None, None, None)
+        .unwrap();
+    assert!(asleep(&w), "planes moved but still away wake nothing");
+    assert!(w.remove_body(below) && w.remove_body(above));
+    assert!(asleep(&w), "planes removed from afar wake nothing");
+    for _ in 0..30 {
+        w.step();
+    }
+    assert!(asleep(&w), "and the cables sleep on");
+    // Along the floor's top: within reach of every cable.
+    let floor = w.add_body(&plane([0.0, 1.0, 0.0], 0.0)).unwrap();
+    assert!(
+        ids.iter().all(|&id| !w.cable(id).unwrap().sleeping),
+        "a plane along the floor they lie on wakes them"
+    );
+    cable_sleep_steps(&mut w, 300, "on the floor and the plane");
+    assert!(asleep(&w), "they sleep again");
+    assert!(w.remove_body(floor));
+    assert!(
+        ids.iter().all(|&id| !w.cable(id).unwrap().sleeping),
+        "removing the plane they lie on wakes them"
+    );
+    cable_sleep_steps(&mut w, 300, "on the floor again");
+    assert!(asleep(&w), "they sleep again");
+    // Tilted through two of them: solid on the side of z < -0.3.
+    w.add_body(&plane([0.0, 0.0, 1.0], -0.3)).unwrap();
+    let woken: Vec<bool> = ids
+        .iter()
+        .map(|&id| !w.cable(id).unwrap().sleeping)
+        .collect();
+    assert_eq!(
+        woken,
+        [true, false, false, false],
+        "the plane wakes what it cuts"
+    );
+}
+
 /// With sleep switched off, sleeping cables wake and cables never sleep.
 #[test]
 fn cables_do_not_sleep_with_sleep_switched_off() {

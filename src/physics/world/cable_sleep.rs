@@ -27,7 +27,9 @@
 //! body is moved away from it by an edit (and then so do the sleeping
 //! cables touching it, and so on: what rests on them may lose its hold),
 //! when a body is added or moved by an edit into it, when gravity is set
-//! (`World::set_gravity`), or when sleep is switched off.
+//! (`World::set_gravity`), or when sleep is switched off. "Near" and
+//! "into" are within the cables' reach of the body's box, or for a plane
+//! (whose box is unbounded) of its solid half-space (`Region`).
 //!
 //! Left as it is: slower cables rest on it or creep along it as on a
 //! static body, and one sliding away from under it slower than that (or
@@ -41,10 +43,12 @@
 use super::cables::Move;
 use super::{sleep_speed, World};
 use crate::physics::aabb::Aabb;
+use crate::physics::body::Body;
 use crate::physics::cable::pairs::{overlap, Grid};
 use crate::physics::cable::solver::CableSystem;
 use crate::physics::cable::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
+use crate::physics::shape::ShapeKind;
 use std::collections::HashMap;
 
 /// A segment within this of the distance its body contact keeps is
@@ -60,6 +64,31 @@ pub(super) struct Load {
     moving: bool,
     /// The net impulse's part across gravity.
     across: Vec3,
+}
+
+/// Where an edit of a body may reach sleeping cables
+/// ([`World::cable_region`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Region {
+    Box(Aabb),
+    /// Points `p` with `normal·p ≤ offset`.
+    Behind {
+        normal: Vec3,
+        offset: f32,
+    },
+}
+
+impl Region {
+    /// Whether the box `b` has a point in the region.
+    fn meets(&self, b: &(Vec3, Vec3)) -> bool {
+        match self {
+            Region::Box(a) => overlap(&(a.min, a.max), b),
+            Region::Behind { normal, offset } => {
+                let (c, e) = ((b.0 + b.1) * 0.5, (b.1 - b.0) * 0.5);
+                normal.dot(c) - e.dot(normal.abs()) <= *offset
+            }
+        }
+    }
 }
 
 impl World {
@@ -375,17 +404,38 @@ impl World {
         sl.valid = true;
     }
 
+    /// Where body `b` (at its pose) may reach a cable: its box grown by
+    /// [`Self::cable_reach`], or for a plane the half-space behind it and
+    /// that far in front (its box is unbounded: adding a floor woke every
+    /// sleeping cable).
+    pub(super) fn cable_region(&self, b: &Body) -> Region {
+        let reach = self.cable_reach();
+        match &b.shape.kind {
+            ShapeKind::Plane(p) => {
+                let p = p.to_world(&b.pose);
+                Region::Behind {
+                    normal: p.normal,
+                    offset: p.offset + reach,
+                }
+            }
+            _ => Region::Box(b.shape.aabb(&b.pose).expanded(reach)),
+        }
+    }
+
     /// Wakes the sleeping cables with a segment (its centre line) within
     /// `around`; with `chain`, also the sleeping cables touching those
     /// (within the wake gap), and so on: what rested on them may lose its
     /// hold (a cable or body under them removed or moved away).
-    pub(super) fn wake_cables_in(&mut self, around: &Aabb, chain: bool) {
+    pub(super) fn wake_cables_in(&mut self, around: &Region, chain: bool) {
         if !self.cables.iter().any(|c| c.sleeping) {
             return;
         }
         self.build_sleepers();
         let mut found = Vec::new();
-        let b = (around.min, around.max);
+        let b = match around {
+            Region::Box(a) => (a.min, a.max),
+            Region::Behind { .. } => (Vec3::splat(f32::MIN), Vec3::splat(f32::MAX)),
+        };
         self.sleepers.grid.query(&b, |_| false, &mut found);
         let mut queue: Vec<usize> = Vec::new();
         for &f in &found {
@@ -393,7 +443,7 @@ impl World {
             // The segment's centre line (its box less the padding).
             let pad = Vec3::splat(wake_pad(self.cables[k].spec.radius));
             let (lo, hi) = self.sleepers.boxes[f as usize];
-            if self.cables[k].sleeping && overlap(&b, &(lo + pad, hi - pad)) {
+            if self.cables[k].sleeping && around.meets(&(lo + pad, hi - pad)) {
                 self.cables[k].wake();
                 queue.push(k);
             }

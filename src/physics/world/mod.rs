@@ -14,6 +14,7 @@ use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
 use super::set::{BodyHandle, BodySet};
 use super::shape::ShapeKind;
 use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
+use cable_sleep::Region;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -236,7 +237,7 @@ impl World {
             .map(|(_, b)| b.shape.aabb(&b.pose).expanded(reach))
             .collect();
         for a in around {
-            world.wake_cables_in(&a, false);
+            world.wake_cables_in(&Region::Box(a), false);
         }
         Ok(world)
     }
@@ -280,7 +281,7 @@ impl World {
         }
         // Cables resting on it too (and the sleepers' indices moved).
         self.sleepers.invalidate();
-        self.wake_cables_in(&around.expanded(self.cable_reach()), true);
+        self.wake_cables_in(&Region::Box(around.expanded(self.cable_reach())), true);
         true
     }
 
@@ -373,7 +374,7 @@ impl World {
         // Sleeping cables it lands in (a static or resting one would not
         // move, and so not wake them; it takes no hold from any).
         if let Some(b) = self.body(id) {
-            let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
+            let around = self.cable_region(b);
             self.wake_cables_in(&around, false);
         }
         Ok(id)
@@ -406,7 +407,7 @@ impl World {
         self.forget_supports_of_body(index);
         // And cables resting on it.
         if let Some(b) = self.bodies.get(h) {
-            let around = b.shape.aabb(&b.pose).expanded(self.cable_reach());
+            let around = self.cable_region(b);
             self.wake_cables_in(&around, true);
         }
         let mut touched = Vec::new();
@@ -457,11 +458,12 @@ impl World {
             .ids
             .get(&id)
             .ok_or_else(|| format!("body {id} not found"))?;
+        // Where it may reach cables before the move.
+        let before = self.cable_region(self.bodies.get(h).expect("id map and arena agree"));
         let b = self.bodies.get_mut(h).expect("id map and arena agree");
         if b.is_static() && (linear_velocity.is_some() || angular_velocity.is_some()) {
             return Err("a static body has no velocity; make it kinematic".into());
         }
-        let before = b.shape.aabb(&b.pose);
         let mut pose = b.pose;
         if let Some(p) = position {
             pose.position = p;
@@ -486,10 +488,10 @@ impl World {
         self.forget_supports_of_body(h.index);
         // Moving a body wakes whatever it touches now or touched before.
         self.wake_neighbours(h.index);
-        let reach = self.cable_reach();
         // Moved away: what rested on it wakes; moved into: what it meets.
-        self.wake_cables_in(&before.expanded(reach), true);
-        self.wake_cables_in(&aabb.expanded(reach), false);
+        let after = self.cable_region(self.bodies.get(h).expect("id map and arena agree"));
+        self.wake_cables_in(&before, true);
+        self.wake_cables_in(&after, false);
         self.pending_moved.push(id);
         Ok(())
     }
