@@ -416,7 +416,9 @@ fn a_heap_of_cables_and_a_collapsing_coil_never_cross_anywhere() {
 /// out of the step's grid, in a grid of their own that the others are
 /// queried against: a mat of five cables pinned at every particle, and a
 /// cable thrown down across it at 20 m/s (from 0.5 m, no gravity) lands on
-/// it and stays on top of it (its ends wrap round the outer rails): the audit finds no centre lines touching and
+/// it and stays on top of it (over every rail where it first passes it,
+/// from its middle; its ends wrap round the outer rails, and may curl
+/// back under them): the audit finds no centre lines touching and
 /// no pair left out within touching distance at any step. Without the
 /// moving cable's pairs with the fixed grid's segments, it falls through
 /// the mat.
@@ -445,19 +447,36 @@ fn a_cable_thrown_at_a_mat_of_pinned_cables_is_stopped_by_it() {
         assert_eq!(s.audit_crossings, 0, "step {step}: centre lines touched");
         assert_eq!(s.audit_missed, 0, "step {step}: a pair missed");
     }
-    // Over the mat: between its outer rails' centre lines (its ends wrap
-    // round those rails and hang down beyond them, a particle a few mm
-    // outside one at 8 cm below it).
-    let c = w.cable(id).unwrap();
-    let lowest =
-        c.x.iter()
-            .filter(|p| p.z.abs() < 0.4)
-            .map(|p| p.y)
-            .fold(f32::INFINITY, f32::min);
-    assert!(
-        lowest > 0.0 && c.x.iter().all(|p| p.is_finite()),
-        "the thrown cable stays on the mat: lowest particle over it at {lowest} m"
-    );
+    // Over the mat: from its middle outwards, where the cable first
+    // passes each rail it is above it (its ends, beyond the outer rails,
+    // may wrap round them and curl back under).
+    let x = &w.cable(id).unwrap().x;
+    assert!(x.iter().all(|p| p.is_finite()), "NaN");
+    let mid = x.len() / 2;
+    for rail in [-0.4f32, -0.2, 0.0, 0.2, 0.4] {
+        let outwards: Vec<usize> = if rail >= x[mid].z {
+            (mid..x.len() - 1).collect()
+        } else {
+            (0..mid).rev().collect()
+        };
+        let y = outwards
+            .iter()
+            .find_map(|&k| {
+                let (p, q) = (x[k], x[k + 1]);
+                let spans = p.z.min(q.z) <= rail && rail <= p.z.max(q.z);
+                let t = if q.z != p.z {
+                    (rail - p.z) / (q.z - p.z)
+                } else {
+                    0.0
+                };
+                spans.then_some(p.y + t * (q.y - p.y))
+            })
+            .unwrap_or_else(|| panic!("the cable does not reach the rail at z = {rail}"));
+        assert!(
+            y > 0.0,
+            "the thrown cable passes the rail at z = {rail} at y = {y}, under the mat"
+        );
+    }
 }
 
 /// 100 cables of 50 segments in crossed layers above a floor: enough for
