@@ -38,8 +38,8 @@ const LANES: usize = 2 * chains::GROUP;
 /// ...or of about this many when there are more (a group's rows then
 /// stay in cache while its chains are solved).
 const LANE_SEGMENTS: usize = 32;
-/// Particles from which the two halves run on two threads (below, one
-/// after the other: the result is the same either way).
+/// Particles of awake cables from which the two halves run on two threads
+/// (below, one after the other: the result is the same either way).
 pub(crate) const PARALLEL_FROM: usize = 4096;
 
 /// Particles that leave their tube in one substep, as a fraction of all,
@@ -274,6 +274,10 @@ pub(crate) struct CableSystem {
     pub x: Vec<Vec3>,
     pub v: Vec<Vec3>,
     pub w: Vec<f32>,
+    /// Particles of awake cables (as loaded): the work that grows with
+    /// the system's motion, which decides whether it is split over two
+    /// threads ([`Self::parallel`]).
+    awake: usize,
     /// The particles where the step began (as loaded).
     pub(crate) start: Vec<Vec3>,
     pub(crate) prev: Vec<Vec3>,
@@ -378,6 +382,11 @@ fn d3(v: Vec3) -> DVec3 {
 impl CableSystem {
     /// Copies the cables in (positions, velocities, masses, segments).
     pub(crate) fn load(&mut self, cables: &[Cable]) {
+        self.awake = cables
+            .iter()
+            .filter(|c| !c.sleeping)
+            .map(|c| c.x.len())
+            .sum();
         self.x.clear();
         self.v.clear();
         self.w.clear();
@@ -663,9 +672,19 @@ impl CableSystem {
     /// Each pass solves the two halves of the cables side by side (their
     /// segments, body contacts and the contacts within each half), then the
     /// contacts across the halves: a fixed order, whatever the threads.
+    /// Whether the stage's work is split over two threads: with at
+    /// least [`PARALLEL_FROM`] particles of awake cables. A sleeping heap's
+    /// particles cost little each (copies, fixed tubes and boxes), and with
+    /// one cable awake over a heap of 50,000 asleep the joins' waiting took
+    /// most of the stage (8.8 ms a step in a profile, a fifth of it in
+    /// the scheduler).
+    pub(crate) fn parallel(&self) -> bool {
+        self.awake >= PARALLEL_FROM
+    }
+
     pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32) {
         let clock = std::time::Instant::now();
-        let par = self.x.len() >= PARALLEL_FROM;
+        let par = self.parallel();
         self.time += h;
         // Moving bodies: their planes where the substep ends.
         let (f, df) = (self.time / self.step, h / self.step);
@@ -774,7 +793,7 @@ impl CableSystem {
             self.audit();
         }
         let clock = std::time::Instant::now();
-        let par = self.x.len() >= PARALLEL_FROM;
+        let par = self.parallel();
         let split = self.split;
         let (w, prev) = (&self.w, &self.prev);
         let (x_lo, x_hi) = self.x.split_at_mut(split);

@@ -8,8 +8,7 @@ use super::super::pairs::{group_by_key, overlap, Grid};
 use super::filter::Candidate;
 use super::verify::{separating_normal, separation};
 use super::{
-    both, d3, CableSystem, Pair, Seg, Tube, PARALLEL_FROM, REBUILD_FRACTION, TUBE_FACTOR,
-    TUBE_MARGIN, TUBE_MEMORY,
+    both, d3, CableSystem, Pair, Seg, Tube, REBUILD_FRACTION, TUBE_FACTOR, TUBE_MARGIN, TUBE_MEMORY,
 };
 use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
@@ -154,7 +153,7 @@ impl CableSystem {
         let find = |r: std::ops::Range<usize>| -> Vec<usize> {
             r.filter(|&i| this.outside_tube(i, this.x[i])).collect()
         };
-        let par = self.x.len() >= PARALLEL_FROM;
+        let par = self.parallel();
         let (mut lo, mut hi) = both(par, || find(0..half), || find(half..this.x.len()));
         lo.append(&mut hi);
         lo
@@ -240,7 +239,7 @@ impl CableSystem {
         }
         // Tubes, then the segments' boxes and filter records, by halves on
         // two threads for large systems (each writes only its own).
-        let par = n >= PARALLEL_FROM;
+        let par = self.parallel();
         let (mut tubes, mut reach) = (
             std::mem::take(&mut self.tubes),
             std::mem::take(&mut self.reach),
@@ -296,10 +295,10 @@ impl CableSystem {
         self.grown.resize(self.segs.len(), false);
         self.grown_list.clear();
         self.candidates.clear();
-        self.step_candidates(n >= PARALLEL_FROM);
+        self.step_candidates(self.parallel());
         // The filter on two threads for large systems, the halves' pairs
         // joined in order.
-        let par = n >= PARALLEL_FROM;
+        let par = self.parallel();
         let mut upper = std::mem::take(&mut self.upper_pairs);
         let mut lower = std::mem::take(&mut self.pairs);
         let mid = self.candidates.len() / 2;
@@ -558,7 +557,7 @@ impl CableSystem {
         let before = self.pairs.len();
         // Each grown segment's new pairs, the halves on two threads (a pair
         // comes from one segment only, so the lists join without repeats).
-        let par = grown.len() >= 256 && self.x.len() >= PARALLEL_FROM;
+        let par = grown.len() >= 256 && self.parallel();
         let mid = grown.len() / 2;
         let this = &*self;
         let search = |part: &[u32]| {

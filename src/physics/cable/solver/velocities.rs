@@ -3,7 +3,7 @@
 //! restitution.
 
 use super::kernels;
-use super::{both, CableSystem, Contacts, Vec3, PARALLEL_FROM, RESTITUTION_THRESHOLD};
+use super::{both, CableSystem, Contacts, Vec3, RESTITUTION_THRESHOLD};
 
 impl CableSystem {
     /// Coulomb friction of the contacts between segments, on the velocities
@@ -31,7 +31,7 @@ impl CableSystem {
     /// so a creep faster than the sleep speed keeps a cable awake; a slower
     /// one sleeps after the sleep time.
     pub(super) fn apply_friction(&mut self, h: f32) {
-        let (par, split) = (self.x.len() >= PARALLEL_FROM, self.split);
+        let (par, split) = (self.parallel(), self.split);
         let held = Held {
             frozen: &self.frozen,
             w: &self.w,

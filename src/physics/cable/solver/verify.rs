@@ -5,7 +5,7 @@
 
 use super::both;
 use super::kernels::pair_points;
-use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP, PARALLEL_FROM};
+use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP};
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
 use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
 use glam::DVec3;
@@ -42,7 +42,7 @@ impl CableSystem {
         let clock = std::time::Instant::now();
         self.queue.clear();
         {
-            let par = self.x.len() >= PARALLEL_FROM;
+            let par = self.parallel();
             let [mut f0, mut f1] = std::mem::take(&mut self.failing);
             let mid = first + (self.pairs.len() - first) / 2;
             let this = &*self;
