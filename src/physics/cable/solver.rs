@@ -278,6 +278,14 @@ pub(crate) struct CableSystem {
     /// the system's motion, which decides whether it is split over two
     /// threads ([`Self::parallel`]).
     awake: usize,
+    /// The awake cables' particles, as ascending ranges (adjacent cables
+    /// merged): a substep's per-particle loops (prediction, velocities,
+    /// the look for particles out of their tubes) read only these. A
+    /// sleeping cable's particles keep, for the whole stage, what
+    /// [`Self::load`] gives them: their substep start where they are, no
+    /// velocity, and nothing moves them (they weigh nothing in any
+    /// correction).
+    awake_runs: Vec<(usize, usize)>,
     /// The particles where the step began (as loaded).
     pub(crate) start: Vec<Vec3>,
     pub(crate) prev: Vec<Vec3>,
@@ -455,8 +463,24 @@ impl CableSystem {
             self.part_segs[s.p as usize][1] = k as u32;
             self.part_segs[s.p as usize + 1][0] = k as u32;
         }
-        self.prev.resize(n, Vec3::ZERO);
-        self.v_start.resize(n, Vec3::ZERO);
+        self.awake_runs.clear();
+        let mut base = 0;
+        for c in cables {
+            let end = base + c.x.len();
+            if !c.sleeping {
+                match self.awake_runs.last_mut() {
+                    Some(run) if run.1 == base => run.1 = end,
+                    _ => self.awake_runs.push((base, end)),
+                }
+            }
+            base = end;
+        }
+        // Every particle's substep start (the substeps copy only the awake
+        // ones again).
+        self.prev.clear();
+        self.prev.extend_from_slice(&self.x);
+        self.v_start.clear();
+        self.v_start.extend_from_slice(&self.v);
         self.frozen.clear();
         self.frozen.resize(n, false);
         // Halves of about equal segments (lanes may differ in length: a
@@ -682,6 +706,19 @@ impl CableSystem {
         self.awake >= PARALLEL_FROM
     }
 
+    /// [`Self::awake_runs`] within particles `from..to`, as ranges there.
+    fn awake_in(
+        &self,
+        from: usize,
+        to: usize,
+    ) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let first = self.awake_runs.partition_point(|r| r.1 <= from);
+        self.awake_runs[first..]
+            .iter()
+            .take_while(move |r| r.0 < to)
+            .map(move |r| r.0.max(from)..r.1.min(to))
+    }
+
     pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32) {
         let clock = std::time::Instant::now();
         let par = self.parallel();
@@ -695,27 +732,39 @@ impl CableSystem {
             }
         }
         {
-            let half = self.x.len() / 2;
+            let n = self.x.len();
+            let half = n / 2;
+            let runs: [Vec<_>; 2] = [
+                self.awake_in(0, half).collect(),
+                self.awake_in(half, n).collect(),
+            ];
             let w = &self.w;
             let (x0, x1) = self.x.split_at_mut(half);
             let (v0, v1) = self.v.split_at_mut(half);
             let (p0, p1) = self.prev.split_at_mut(half);
             let (s0, s1) = self.v_start.split_at_mut(half);
-            let predict =
-                |x: &mut [Vec3], v: &mut [Vec3], p: &mut [Vec3], s: &mut [Vec3], w: &[f32]| {
-                    p.copy_from_slice(x);
-                    s.copy_from_slice(v);
-                    for i in 0..x.len() {
-                        if w[i] > 0.0 {
+            let predict = |x: &mut [Vec3],
+                           v: &mut [Vec3],
+                           p: &mut [Vec3],
+                           s: &mut [Vec3],
+                           runs: &[std::ops::Range<usize>],
+                           base: usize| {
+                for r in runs {
+                    let r = r.start - base..r.end - base;
+                    p[r.clone()].copy_from_slice(&x[r.clone()]);
+                    s[r.clone()].copy_from_slice(&v[r.clone()]);
+                    for i in r {
+                        if w[base + i] > 0.0 {
                             v[i] += g * h;
                             x[i] += v[i] * h;
                         }
                     }
-                };
+                }
+            };
             both(
                 par,
-                || predict(x0, v0, p0, s0, &w[..half]),
-                || predict(x1, v1, p1, s1, &w[half..]),
+                || predict(x0, v0, p0, s0, &runs[0], 0),
+                || predict(x1, v1, p1, s1, &runs[1], half),
             );
         }
         self.groups.iter_mut().for_each(ChainGroup::reset);
@@ -795,6 +844,11 @@ impl CableSystem {
         let clock = std::time::Instant::now();
         let par = self.parallel();
         let split = self.split;
+        let n = self.x.len();
+        let runs: [Vec<_>; 2] = [
+            self.awake_in(0, split).collect(),
+            self.awake_in(split, n).collect(),
+        ];
         let (w, prev) = (&self.w, &self.prev);
         let (x_lo, x_hi) = self.x.split_at_mut(split);
         let (v_lo, v_hi) = self.v.split_at_mut(split);
@@ -803,10 +857,11 @@ impl CableSystem {
         let finish = |x: &mut [Vec3],
                       v: &mut [Vec3],
                       x0: usize,
+                      runs: &[std::ops::Range<usize>],
                       groups: &mut [ChainGroup],
                       scratch: &mut Scratch| {
-            for (k, (x, v)) in x.iter_mut().zip(v.iter_mut()).enumerate() {
-                let i = x0 + k;
+            for i in runs.iter().flat_map(|r| r.clone()) {
+                let (x, v) = (&mut x[i - x0], &mut v[i - x0]);
                 if w[i] > 0.0 {
                     *v = (*x - prev[i]) / h;
                 } else {
@@ -820,8 +875,8 @@ impl CableSystem {
         };
         both(
             par,
-            || finish(x_lo, v_lo, 0, g_lo, s_lo),
-            || finish(x_hi, v_hi, split, g_hi, s_hi),
+            || finish(x_lo, v_lo, 0, &runs[0], g_lo, s_lo),
+            || finish(x_hi, v_hi, split, &runs[1], g_hi, s_hi),
         );
         self.apply_friction(h);
         self.apply_restitution();

@@ -148,13 +148,17 @@ impl CableSystem {
     /// The particles that ended the substep outside their tube, in order
     /// (the halves on two threads for large systems).
     fn outran(&mut self) -> Vec<usize> {
-        let half = self.x.len() / 2;
+        let (n, half) = (self.x.len(), self.x.len() / 2);
         let this = &*self;
-        let find = |r: std::ops::Range<usize>| -> Vec<usize> {
-            r.filter(|&i| this.outside_tube(i, this.x[i])).collect()
+        // (Only awake cables' particles can be out: the others stand still.)
+        let find = |from: usize, to: usize| -> Vec<usize> {
+            this.awake_in(from, to)
+                .flatten()
+                .filter(|&i| this.outside_tube(i, this.x[i]))
+                .collect()
         };
         let par = self.parallel();
-        let (mut lo, mut hi) = both(par, || find(0..half), || find(half..this.x.len()));
+        let (mut lo, mut hi) = both(par, || find(0, half), || find(half, n));
         lo.append(&mut hi);
         lo
     }
