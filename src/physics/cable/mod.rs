@@ -93,7 +93,7 @@
 //!    up, or for a touching cable moving faster than twice the sleep speed
 //!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep.
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
-//!    body contacts and those pairs within 5 mm (+ half their thickness) of
+//!    body contacts and those pairs within 5 mm of
 //!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s`
 //!    and `u` those of the segments' closest points at the substep's start
 //!    (between nearly parallel segments, whose closest points jump from one

@@ -175,7 +175,7 @@ impl CableSystem {
                 }
                 let pts = pair_points(p);
                 let c = p.n.dot(pair_gap(&pts, x, 0)) - p.thickness;
-                if c < ACTIVE_SLACK + 0.5 * p.thickness {
+                if c < ACTIVE_SLACK {
                     let (n, s, u) = contact_direction(p, prev);
                     let pts = pair_points(&Pair { s, u, ..*p });
                     let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
