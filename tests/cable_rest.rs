@@ -764,6 +764,11 @@ fn a_heap_of_cables_comes_to_rest_and_sleeps_whatever_its_friction() {
             .iter()
             .flat_map(|c| &c.x)
             .all(|p| p.is_finite() && p.y > 0.0));
+        // The contacts held: no two cables (4 cm thick) overlap by more
+        // than 1 mm (the deepest is 0.2-0.35 mm).
+        let deepest = common::deepest_overlap(&w, 0.02);
+        println!("μ {mu}: deepest overlap {deepest}");
+        assert!(deepest < 1.0e-3, "μ {mu}: cables overlap by {deepest} m");
     }
 }
 

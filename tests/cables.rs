@@ -5,7 +5,7 @@ mod common;
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, Vec3, World, WorldSettings};
-use common::{on_floor, world};
+use common::{on_floor, segment_distance, world};
 use glam::DVec3;
 
 /// A cable of `segments` pinned at its first particle, released from the
@@ -75,30 +75,6 @@ fn energy_never_grows_in_a_closed_system() {
         e_prev = e;
         assert!(e.is_finite());
     }
-}
-
-/// Distance from `p` to the segment `b0 b1`.
-fn point_segment(p: DVec3, b0: DVec3, b1: DVec3) -> f64 {
-    let d = b1 - b0;
-    let t = ((p - b0).dot(d) / d.length_squared().max(1e-300)).clamp(0.0, 1.0);
-    (p - b0.lerp(b1, t)).length()
-}
-
-/// Distance of two segments (the distance from a point of A to B is
-/// convex along A: a ternary search finds its least, to far below a
-/// nanometre).
-fn segment_distance(a0: DVec3, a1: DVec3, b0: DVec3, b1: DVec3) -> f64 {
-    let at = |s: f64| point_segment(a0.lerp(a1, s), b0, b1);
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for _ in 0..100 {
-        let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
-        if at(m1) <= at(m2) {
-            hi = m2;
-        } else {
-            lo = m1;
-        }
-    }
-    at(0.5 * (lo + hi))
 }
 
 /// Segments nearer than this (m) where their four points are coplanar

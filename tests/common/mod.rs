@@ -5,6 +5,7 @@ pub mod heap;
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::{BodyKind, BodySpec, ShapeSpec, Vec3, World, WorldSettings};
+use glam::DVec3;
 
 pub fn world(gravity: Vec3) -> World {
     World::new(WorldSettings {
@@ -112,4 +113,65 @@ pub fn sleep_steps<S: PartialEq>(
         }
     }
     out
+}
+
+/// Distance from `p` to the segment `b0 b1`.
+pub fn point_segment(p: DVec3, b0: DVec3, b1: DVec3) -> f64 {
+    let d = b1 - b0;
+    let t = ((p - b0).dot(d) / d.length_squared().max(1e-300)).clamp(0.0, 1.0);
+    (p - b0.lerp(b1, t)).length()
+}
+
+/// Distance of two segments (the distance from a point of A to B is
+/// convex along A: a ternary search finds its least, to far below a
+/// nanometre).
+pub fn segment_distance(a0: DVec3, a1: DVec3, b0: DVec3, b1: DVec3) -> f64 {
+    let at = |s: f64| point_segment(a0.lerp(a1, s), b0, b1);
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..100 {
+        let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
+        if at(m1) <= at(m2) {
+            hi = m2;
+        } else {
+            lo = m1;
+        }
+    }
+    at(0.5 * (lo + hi))
+}
+
+/// The deepest overlap (m) of two segments' capsules in `w` (of different
+/// cables, or of one more than two links apart), all its cables of
+/// `radius`: a grid of 25 cm cells over the segments' midpoints, each
+/// segment against those of its cell and the 26 around (segments up to
+/// 25 cm long).
+pub fn deepest_overlap(w: &World, radius: f64) -> f64 {
+    use std::collections::HashMap;
+    let segs: Vec<(usize, usize, DVec3, DVec3)> = w
+        .cables()
+        .iter()
+        .enumerate()
+        .flat_map(|(c, cable)| {
+            (0..cable.x.len() - 1)
+                .map(move |i| (c, i, cable.x[i].as_dvec3(), cable.x[i + 1].as_dvec3()))
+        })
+        .collect();
+    let cell = |s: &(usize, usize, DVec3, DVec3)| (s.2.lerp(s.3, 0.5) / 0.25).floor().as_ivec3();
+    let mut grid: HashMap<glam::IVec3, Vec<usize>> = HashMap::new();
+    for (k, s) in segs.iter().enumerate() {
+        grid.entry(cell(s)).or_default().push(k);
+    }
+    let mut deepest = f64::NEG_INFINITY;
+    for (k, s) in segs.iter().enumerate() {
+        let c = cell(s);
+        for d in (0..27).map(|n| glam::IVec3::new(n % 3 - 1, n / 3 % 3 - 1, n / 9 - 1)) {
+            for &m in grid.get(&(c + d)).into_iter().flatten() {
+                let t = &segs[m];
+                if m <= k || (t.0 == s.0 && t.1.abs_diff(s.1) <= 2) {
+                    continue;
+                }
+                deepest = deepest.max(2.0 * radius - segment_distance(s.2, s.3, t.2, t.3));
+            }
+        }
+    }
+    deepest
 }
