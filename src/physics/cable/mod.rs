@@ -93,9 +93,9 @@
 //!    up, or for a touching cable moving faster than twice the sleep speed
 //!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep.
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
-//!    body contacts and those pairs within 5 mm of
-//!    touching: each keeps `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s`
-//!    and `u` those of the segments' closest points at the substep's start
+//!    body contacts and those pairs within 5 mm of touching: each keeps
+//!    `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s` and `u` those of the
+//!    segments' closest points at the substep's start
 //!    (between nearly parallel segments, whose closest points jump from one
 //!    end of their overlap to the other at the least change, those of an
 //!    earlier substep while the new ones are no more than 0.1 mm nearer)
@@ -144,9 +144,8 @@
 //!    pushed by λ takes away up to μλ/h of its relative sliding velocity),
 //!    the depth a contact began the substep with pushed out as position
 //!    only (its gap's opening speed loses up to depth/h, never below its
-//!    start's), and
-//!    restitution (contacts approached faster than 1 m/s leave at `e`
-//!    times that speed).
+//!    start's), and restitution (contacts approached faster than 1 m/s
+//!    leave at `e` times that speed).
 //! 6. **Sleep** (`world/cable_sleep.rs`): a cable whose particles have
 //!    stayed slow for the sleep time (root mean square speed under the
 //!    sleep speed, none faster than twice that, no awake dynamic body in
