@@ -374,8 +374,9 @@ fn removing_or_adding_what_holds_sleeping_cables_wakes_them() {
 /// floor stay asleep when a plane is added, moved or removed a metre below
 /// them or with its solid side a metre and more above them (a plane's box
 /// is unbounded: each of these woke every sleeping cable), and wake when
-/// one is added or removed along the floor they rest on, or one is added
-/// through them (only those it cuts).
+/// one is added or removed along the floor they rest on, is added with one
+/// of them inside it (only that one), or is moved by an edit to where they
+/// lie or away from under them; a plane's margin (its rounding) counts.
 #[test]
 fn planes_wake_only_the_sleeping_cables_they_reach() {
     let mut w = on_floor(3.0);
@@ -422,17 +423,43 @@ fn planes_wake_only_the_sleeping_cables_they_reach() {
     );
     cable_sleep_steps(&mut w, 300, "on the floor again");
     assert!(asleep(&w), "they sleep again");
-    // Tilted through two of them: solid on the side of z < -0.3.
-    w.add_body(&plane([0.0, 0.0, 1.0], -0.3)).unwrap();
-    let woken: Vec<bool> = ids
-        .iter()
-        .map(|&id| !w.cable(id).unwrap().sleeping)
-        .collect();
+    // Upright, its solid side beyond z = -0.3: only the cable at z = -0.6
+    // lies in it (the one at -0.2 is 10 cm off).
+    let upright = w.add_body(&plane([0.0, 0.0, 1.0], -0.3)).unwrap();
+    let woken = |w: &World| -> Vec<bool> {
+        ids.iter()
+            .map(|&id| !w.cable(id).unwrap().sleeping)
+            .collect()
+    };
     assert_eq!(
-        woken,
+        woken(&w),
         [true, false, false, false],
-        "the plane wakes what it cuts"
+        "the plane wakes what it holds"
     );
+    assert!(w.remove_body(upright));
+    cable_sleep_steps(&mut w, 300, "after the upright plane");
+    assert!(asleep(&w), "they sleep again");
+    // Its pose counts: a plane added a metre below and lifted to the
+    // floor's top by an edit wakes them; one along the floor moved a metre
+    // down by an edit wakes them too (what held them moved away).
+    let below = w.add_body(&plane([0.0, 1.0, 0.0], -1.0)).unwrap();
+    assert!(asleep(&w), "a metre below");
+    w.edit_body(below, Some(Vec3::new(0.0, 1.0, 0.0)), None, None, None)
+        .unwrap();
+    assert_eq!(woken(&w), [true; 4], "lifted to the floor's top");
+    cable_sleep_steps(&mut w, 300, "on the lifted plane");
+    assert!(asleep(&w), "they sleep again");
+    w.edit_body(below, Some(Vec3::ZERO), None, None, None)
+        .unwrap();
+    assert_eq!(woken(&w), [true; 4], "the plane under them moved away");
+    cable_sleep_steps(&mut w, 300, "on the floor, the plane away");
+    assert!(asleep(&w), "they sleep again");
+    // Its margin counts: a plane 5 cm under the floor's top rounded by 6
+    // cm reaches them.
+    let mut rounded = plane([0.0, 1.0, 0.0], -0.05);
+    rounded.margin = 0.06;
+    w.add_body(&rounded).unwrap();
+    assert_eq!(woken(&w), [true; 4], "a rounded plane reaching them");
 }
 
 /// With sleep switched off, sleeping cables wake and cables never sleep.

@@ -406,8 +406,8 @@ impl World {
 
     /// Where body `b` (at its pose) may reach a cable: its box grown by
     /// [`Self::cable_reach`], or for a plane the half-space behind it and
-    /// that far in front (its box is unbounded: adding a floor woke every
-    /// sleeping cable).
+    /// that far in front of its rounded surface (its margin out; its box
+    /// is unbounded: adding a floor woke every sleeping cable).
     pub(super) fn cable_region(&self, b: &Body) -> Region {
         let reach = self.cable_reach();
         match &b.shape.kind {
@@ -415,7 +415,7 @@ impl World {
                 let p = p.to_world(&b.pose);
                 Region::Behind {
                     normal: p.normal,
-                    offset: p.offset + reach,
+                    offset: p.offset + b.shape.radius() + reach,
                 }
             }
             _ => Region::Box(b.shape.aabb(&b.pose).expanded(reach)),

@@ -61,7 +61,8 @@ impl World {
         // Large systems (by their awake cables' particles: a sleeping
         // heap's cost little each, and with one cable awake over 50,000
         // asleep the second thread only waited, at the same wall time and
-        // twice the CPU; cables the stage wakes count from the next step)
+        // twice the CPU; cables the stage itself wakes count here from the
+        // next step, and the stage's split counts them at once)
         // split work in two many times a step: run the whole
         // stage on a pool thread, so that each split is a local fork-join
         // rather than a job handed over from outside the pool.
