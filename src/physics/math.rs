@@ -79,3 +79,13 @@ pub fn orthonormal_basis(n: Vec3) -> (Vec3, Vec3) {
     let t2 = Vec3::new(b, sign + n.y * n.y * a, -n.y);
     (t1, t2)
 }
+
+/// A small deterministic generator in [0, 1) for the crate's tests (no
+/// dependency for it).
+#[cfg(test)]
+pub(crate) fn lcg(seed: &mut u64) -> f32 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((*seed >> 40) as f32) / (1u64 << 24) as f32
+}

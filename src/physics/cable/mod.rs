@@ -195,15 +195,8 @@ fn both<A: Send, B: Send>(
 
 pub use solver::CableStats;
 
-/// A small deterministic generator in [0, 1) for the module's tests (no
-/// dependency for it).
 #[cfg(test)]
-fn lcg(seed: &mut u64) -> f32 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    ((*seed >> 40) as f32) / (1u64 << 24) as f32
-}
+use super::math::lcg;
 
 /// Collision radius (m) of a cable whose radius is smaller (threads).
 pub const MIN_THICKNESS: f64 = 1.0e-3;

@@ -33,6 +33,15 @@ pub struct PairCache {
 }
 
 impl PairCache {
+    /// The cache for the pair taken the other way round: its normal
+    /// reversed (the separating-axis cache, of the ordered pair, dropped).
+    fn flipped(&self) -> PairCache {
+        PairCache {
+            normal: -self.normal,
+            ..PairCache::default()
+        }
+    }
+
     fn fallback_normal(&self) -> Vec3 {
         if self.normal.is_finite() && self.normal.length_squared() > 0.5 {
             self.normal.normalize()
@@ -143,24 +152,22 @@ fn dispatch(
         (K::Sphere(_), K::Capsule(c)) => {
             sphere_capsule(pa.position, a.radius(), c, pb, b.radius(), spec, cache)
         }
-        (K::Capsule(c), K::Sphere(_)) => {
-            let flipped = PairCache {
-                normal: -cache.normal,
-                ..PairCache::default()
-            };
-            sphere_capsule(pb.position, b.radius(), c, pa, a.radius(), spec, &flipped)
-                .map(|m| m.swapped())
-        }
+        (K::Capsule(c), K::Sphere(_)) => sphere_capsule(
+            pb.position,
+            b.radius(),
+            c,
+            pa,
+            a.radius(),
+            spec,
+            &cache.flipped(),
+        )
+        .map(|m| m.swapped()),
         (K::Capsule(ca), K::Capsule(cb)) => {
             capsule_capsule(ca, pa, a.radius(), cb, pb, b.radius(), spec, cache)
         }
         (K::Capsule(c), K::Box(bx)) => capsule_box(a, c, pa, b, bx, pb, spec, cache),
         (K::Box(bx), K::Capsule(c)) => {
-            let flipped = PairCache {
-                normal: -cache.normal,
-                ..PairCache::default()
-            };
-            capsule_box(b, c, pb, a, bx, pa, spec, &flipped).map(|m| m.swapped())
+            capsule_box(b, c, pb, a, bx, pa, spec, &cache.flipped()).map(|m| m.swapped())
         }
         _ => convex_contact(a, pa, b, pb, spec, cache),
     }
@@ -184,16 +191,12 @@ fn capsule_box(
     spec: f32,
     cache: &PairCache,
 ) -> Option<Manifold> {
-    let (ra, rb) = (a.radius(), b.radius());
     let (s0, s1) = cap.segment(pa);
     match segment_box_closest(s0, s1, bx.half_extents, pb) {
+        // (Beyond the speculative distance the manifold is none.)
         Some((ca, cb)) => {
             let d = cb - ca;
-            let dist = d.length();
-            if dist - ra - rb > spec {
-                return None;
-            }
-            manifold_from_witness(a, pa, b, pb, d / dist, ca, cb, spec)
+            manifold_from_witness(a, pa, b, pb, d / d.length(), ca, cb, spec)
         }
         None => convex_contact(a, pa, b, pb, spec, cache),
     }
@@ -848,14 +851,7 @@ fn least_penetration_axis(
 #[cfg(test)]
 mod capsule_box_tests {
     use super::*;
-    use crate::physics::math::Quat;
-
-    fn lcg(seed: &mut u64) -> f32 {
-        *seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*seed >> 40) as f32) / (1u64 << 24) as f32
-    }
+    use crate::physics::math::{lcg, Quat};
 
     /// Random capsules near random boxes (rounded or not), in both
     /// orders: where the cores are apart, the exact closest points are no

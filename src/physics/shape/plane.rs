@@ -50,4 +50,11 @@ impl Plane {
     pub fn distance(&self, p: Vec3) -> f32 {
         self.normal.dot(p) - self.offset
     }
+
+    /// Signed distance of a box's point deepest along `-normal` (its
+    /// nearest to the solid side; negative: the box reaches into it).
+    #[inline]
+    pub fn box_distance(&self, b: &Aabb) -> f32 {
+        self.distance(b.center()) - b.half_extents().dot(self.normal.abs())
+    }
 }

@@ -48,7 +48,7 @@ use crate::physics::cable::pairs::{overlap, Grid};
 use crate::physics::cable::solver::CableSystem;
 use crate::physics::cable::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
-use crate::physics::shape::ShapeKind;
+use crate::physics::shape::{Plane, ShapeKind};
 use std::collections::HashMap;
 
 /// A segment within this of the distance its body contact keeps is
@@ -71,11 +71,8 @@ pub(super) struct Load {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Region {
     Box(Aabb),
-    /// Points `p` with `normal·p ≤ offset`.
-    Behind {
-        normal: Vec3,
-        offset: f32,
-    },
+    /// The solid side of a plane (points at a distance ≤ 0 from it).
+    Behind(Plane),
 }
 
 impl Region {
@@ -83,10 +80,7 @@ impl Region {
     fn meets(&self, b: &(Vec3, Vec3)) -> bool {
         match self {
             Region::Box(a) => overlap(&(a.min, a.max), b),
-            Region::Behind { normal, offset } => {
-                let (c, e) = ((b.0 + b.1) * 0.5, (b.1 - b.0) * 0.5);
-                normal.dot(c) - e.dot(normal.abs()) <= *offset
-            }
+            Region::Behind(plane) => plane.box_distance(&Aabb::new(b.0, b.1)) <= 0.0,
         }
     }
 }
@@ -413,10 +407,10 @@ impl World {
         match &b.shape.kind {
             ShapeKind::Plane(p) => {
                 let p = p.to_world(&b.pose);
-                Region::Behind {
+                Region::Behind(Plane {
                     normal: p.normal,
                     offset: p.offset + b.shape.radius() + reach,
-                }
+                })
             }
             _ => Region::Box(b.shape.aabb(&b.pose).expanded(reach)),
         }

@@ -702,10 +702,7 @@ impl World {
                 if !b.is_dynamic() {
                     continue;
                 }
-                let aabb = b.shape.aabb(&b.pose);
-                let c = aabb.center();
-                let e = aabb.half_extents();
-                let lowest = plane.distance(c) - e.dot(plane.normal.abs());
+                let lowest = plane.box_distance(&b.shape.aabb(&b.pose));
                 let reach = spec + b.linear_velocity.length() * dt + self.settings.aabb_margin;
                 if lowest <= reach {
                     pairs.push((pi.min(h.index), pi.max(h.index)));

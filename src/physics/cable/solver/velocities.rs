@@ -192,8 +192,8 @@ fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held, h: f32) 
         let vg = at(v, x0);
         let vn = ct.n.dot(vg);
         // The depth the segments began the substep with, pushed out, is
-        // not speed: the gap opens no faster than it did at the start (not
-        // at all if it was closing) by up to depth/h, unless it bounces.
+        // not speed: the gap loses up to depth/h of its opening speed, down
+        // to its start's (0 if it was closing); a bounce is restitution's.
         let mut opening = 0.0;
         if vn > 0.0 {
             // (The start is read only for a gap that opens.)
