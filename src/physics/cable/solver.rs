@@ -288,6 +288,24 @@ pub(crate) struct CableSystem {
     /// velocity, and nothing moves them (they weigh nothing in any
     /// correction).
     awake_runs: Vec<(usize, usize)>,
+    /// Their segments, likewise.
+    awake_segs: Vec<(usize, usize)>,
+    /// Particles and segments whose tubes, boxes and filter records the
+    /// next build computes (ascending ranges): all but those of cables
+    /// asleep since the last build, unchanged ([`Self::load`]), which keep
+    /// what it computed (a sleeping heap's particles were most of the
+    /// stage's cost when one cable fell over it).
+    fresh: Vec<(usize, usize)>,
+    fresh_segs: Vec<(usize, usize)>,
+    /// Each cable's place at the last load, if it slept (see [`Kept`]),
+    /// and whether a build followed that load.
+    kept_keys: Vec<Option<Kept>>,
+    built_since_load: bool,
+    /// Particles whose values the last load kept.
+    pub(crate) kept: usize,
+    /// Tests: keep nothing (every build computes everything).
+    #[cfg(test)]
+    pub(crate) keep_off: bool,
     /// The particles where the step began (as loaded).
     pub(crate) start: Vec<Vec3>,
     pub(crate) prev: Vec<Vec3>,
@@ -384,6 +402,42 @@ pub(crate) struct CableSystem {
     pub stats: CableStats,
 }
 
+/// What a sleeping cable's tubes, boxes and filter records depend on
+/// besides its positions: where its particles and segments are, its
+/// radius and segment length. The same, with bitwise the same positions
+/// and asleep both times, the last build's values stand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Kept {
+    base: usize,
+    seg_base: usize,
+    len: usize,
+    radius: u32,
+    rest: u32,
+}
+
+/// The ranges of `runs` (ascending, disjoint) within `from..to`.
+fn runs_in(
+    runs: &[(usize, usize)],
+    from: usize,
+    to: usize,
+) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let first = runs.partition_point(|r| r.1 <= from);
+    runs[first..]
+        .iter()
+        .take_while(move |r| r.0 < to)
+        .map(move |r| r.0.max(from)..r.1.min(to))
+}
+
+/// Appends `from..to` to ascending ranges, merged with the last if they
+/// meet.
+fn push_run(runs: &mut Vec<(usize, usize)>, from: usize, to: usize) {
+    match runs.last_mut() {
+        Some(run) if run.1 == from => run.1 = to,
+        _ if from < to => runs.push((from, to)),
+        _ => {}
+    }
+}
+
 #[inline]
 fn d3(v: Vec3) -> DVec3 {
     v.as_dvec3()
@@ -397,6 +451,7 @@ impl CableSystem {
             .filter(|c| !c.sleeping)
             .map(|c| c.x.len())
             .sum();
+        self.keep_sleepers(cables);
         self.x.clear();
         self.v.clear();
         self.w.clear();
@@ -466,16 +521,15 @@ impl CableSystem {
             self.part_segs[s.p as usize + 1][0] = k as u32;
         }
         self.awake_runs.clear();
-        let mut base = 0;
+        self.awake_segs.clear();
+        let (mut base, mut seg_base) = (0, 0);
         for c in cables {
-            let end = base + c.x.len();
+            let (end, seg_end) = (base + c.x.len(), seg_base + c.segments());
             if !c.sleeping {
-                match self.awake_runs.last_mut() {
-                    Some(run) if run.1 == base => run.1 = end,
-                    _ => self.awake_runs.push((base, end)),
-                }
+                push_run(&mut self.awake_runs, base, end);
+                push_run(&mut self.awake_segs, seg_base, seg_end);
             }
-            base = end;
+            (base, seg_base) = (end, seg_end);
         }
         // Every particle's substep start (the substeps copy only the awake
         // ones again).
@@ -496,6 +550,51 @@ impl CableSystem {
         self.retired.clear();
         self.start.clear();
         self.start.extend_from_slice(&self.x);
+    }
+
+    /// Which cables' tubes, boxes and filter records the next build
+    /// computes ([`Self::fresh`]): not those of a cable asleep at the last
+    /// load and now, with the same place, radius, segment length and
+    /// bitwise the same positions, if a build followed that load (a
+    /// sleeping cable's particles are held like pins: those values depend
+    /// on nothing else, and nothing of the stage moves them). Called
+    /// before the cables are copied in (`x` still holds the last step's).
+    fn keep_sleepers(&mut self, cables: &[Cable]) {
+        let built = std::mem::replace(&mut self.built_since_load, false);
+        #[cfg(test)]
+        let built = built && !self.keep_off;
+        self.kept = 0;
+        let old = std::mem::take(&mut self.kept_keys);
+        self.fresh.clear();
+        self.fresh_segs.clear();
+        let (mut base, mut seg_base) = (0, 0);
+        for (ci, c) in cables.iter().enumerate() {
+            let (len, segs) = (c.x.len(), c.segments());
+            let key = c.sleeping.then_some(Kept {
+                base,
+                seg_base,
+                len,
+                radius: c.spec.radius.max(MIN_THICKNESS as f32).to_bits(),
+                rest: c.rest.to_bits(),
+            });
+            let same_x = || {
+                self.x.get(base..base + len).is_some_and(|old| {
+                    old.iter().zip(&c.x).all(|(a, b)| {
+                        a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits)
+                    })
+                })
+            };
+            let keep = built && key.is_some() && old.get(ci) == Some(&key) && same_x();
+            if keep {
+                self.kept += len;
+            } else {
+                push_run(&mut self.fresh, base, base + len);
+                push_run(&mut self.fresh_segs, seg_base, seg_base + segs);
+            }
+            self.kept_keys.push(key);
+            base += len;
+            seg_base += segs;
+        }
     }
 
     /// The halves: lanes below `lane_split` (at least one, if any) and the
@@ -697,17 +796,18 @@ impl CableSystem {
         self.awake >= PARALLEL_FROM
     }
 
+    /// The segments of awake cables, ascending.
+    pub(crate) fn awake_segments(&self) -> impl Iterator<Item = usize> + '_ {
+        self.awake_segs.iter().flat_map(|&(a, b)| a..b)
+    }
+
     /// [`Self::awake_runs`] within particles `from..to`, as ranges there.
     fn awake_in(
         &self,
         from: usize,
         to: usize,
     ) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-        let first = self.awake_runs.partition_point(|r| r.1 <= from);
-        self.awake_runs[first..]
-            .iter()
-            .take_while(move |r| r.0 < to)
-            .map(move |r| r.0.max(from)..r.1.min(to))
+        runs_in(&self.awake_runs, from, to)
     }
 
     /// First part of a substep: prediction, then `iterations` passes over

@@ -517,3 +517,119 @@ impl World {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::cable::CableSpec;
+    use crate::physics::world::WorldSettings;
+    use crate::physics::{BodyKind, BodySpec, ShapeSpec};
+
+    /// Sleeping cables keep their tubes, boxes and filter records from one
+    /// build to the next (`CableSystem::keep_sleepers`). A mat of six
+    /// cables falls asleep on the floor with a seventh still sliding on
+    /// it, two more apart; then a cable is dropped on the mat (waking some
+    /// of it), the first cable is removed (the second, alike and asleep,
+    /// takes its place in the arrays; every later cable's particles move
+    /// down them) and another cable is added. A world that keeps the
+    /// sleepers' values steps bitwise as one that computes them at every
+    /// build (positions, velocities, sleep), and it does keep them.
+    #[test]
+    fn sleeping_cables_kept_from_build_to_build_step_as_if_computed_again() {
+        let make = |keep_off: bool| {
+            let mut w = World::new(WorldSettings {
+                gravity: Vec3::new(0.0, -9.81, 0.0),
+                ..Default::default()
+            });
+            w.cable_system.keep_off = keep_off;
+            let floor = BodySpec::new(ShapeSpec::Box {
+                half_extents: [3.0, 0.5, 3.0],
+            })
+            .kind(BodyKind::Static)
+            .position([0.0, -0.5, 0.0]);
+            w.add_body(&floor).unwrap();
+            // Two alike, far from the rest: with the first removed, the
+            // second takes its place in the arrays, asleep both times.
+            for z in [2.0, 2.5] {
+                w.add_cable(&CableSpec::new([1.0, 0.03, z], [2.5, 0.03, z], 30))
+                    .unwrap();
+            }
+            for k in 0..6 {
+                let z = -0.5 + 0.2 * k as f32;
+                let (from, to) = if k % 2 == 0 {
+                    ([-1.0, 0.03, z], [1.0, 0.03, z])
+                } else {
+                    ([z, 0.08, -1.0], [z, 0.08, 1.0])
+                };
+                let mut spec = CableSpec::new(from, to, 30);
+                spec.damping = 0.5;
+                w.add_cable(&spec).unwrap();
+            }
+            // Thrown along the mat's top: it slides for a while.
+            let mut spec = CableSpec::new([-2.5, 0.2, 0.7], [-0.5, 0.2, 0.7], 30);
+            spec.linear_velocity = [3.0, 0.0, 0.0];
+            w.add_cable(&spec).unwrap();
+            w
+        };
+        let (mut a, mut b) = (make(false), make(true));
+        let (mut kept, mut woke) = (0, false);
+        let bits = |v: &[Vec3]| -> Vec<[u32; 3]> {
+            v.iter().map(|p| p.to_array().map(f32::to_bits)).collect()
+        };
+        for step in 0..600 {
+            for w in [&mut a, &mut b] {
+                match step {
+                    240 => {
+                        let spec = CableSpec::new([-0.8, 1.0, -0.2], [0.8, 1.0, 0.1], 30);
+                        w.add_cable(&spec).unwrap();
+                    }
+                    270 => {
+                        let first = w.cables()[0].id;
+                        assert!(w.remove_cable(first));
+                    }
+                    280 => {
+                        // Laid across the moved one, slow enough to rest
+                        // on it asleep.
+                        let spec = CableSpec::new([1.8, 0.061, 2.0], [1.8, 0.061, 3.0], 20);
+                        w.add_cable(&spec).unwrap();
+                    }
+                    400 => {
+                        let spec = CableSpec::new([0.5, 0.6, -0.8], [0.5, 0.6, 0.8], 20);
+                        w.add_cable(&spec).unwrap();
+                    }
+                    _ => {}
+                }
+            }
+            let asleep: Vec<bool> = a.cables().iter().map(|c| c.sleeping).collect();
+            a.step();
+            b.step();
+            kept += a.cable_system.kept;
+            assert_eq!(b.cable_system.kept, 0);
+            if step == 270 {
+                // The stage ran, the moved cable asleep before and after.
+                assert!(asleep.contains(&false) && asleep[0] && a.cables()[0].sleeping);
+            }
+            woke |= step >= 240
+                && asleep
+                    .iter()
+                    .zip(a.cables())
+                    .any(|(&was, c)| was && !c.sleeping);
+            assert_eq!(a.cables().len(), b.cables().len());
+            for (k, (ca, cb)) in a.cables().iter().zip(b.cables()).enumerate() {
+                assert_eq!(
+                    bits(&ca.x),
+                    bits(&cb.x),
+                    "step {step}, cable {k}: positions"
+                );
+                assert_eq!(
+                    bits(&ca.v),
+                    bits(&cb.v),
+                    "step {step}, cable {k}: velocities"
+                );
+                assert_eq!(ca.sleeping, cb.sleeping, "step {step}, cable {k}: sleep");
+            }
+        }
+        assert!(woke, "the dropped cable woke none of the mat");
+        assert!(kept > 20_000, "{kept} particle-steps kept");
+    }
+}

@@ -236,7 +236,8 @@ impl World {
     /// the pairs' centre positions) and the bodies their boxes reach, with
     /// speculative points as far out as the segment can move this step.
     /// `segments`: only these (their new contacts are added to the kept
-    /// ones); `None`: all.
+    /// ones); `None`: all those of awake cables (a sleeping cable's have
+    /// none).
     fn cable_body_contacts(
         &self,
         sys: &mut CableSystem,
@@ -267,7 +268,7 @@ impl World {
         let segments = match segments {
             Some(s) => s,
             None => {
-                all = (0..sys.segs.len() as u32).collect();
+                all = sys.awake_segments().map(|k| k as u32).collect();
                 &all
             }
         };

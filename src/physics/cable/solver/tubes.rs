@@ -8,7 +8,8 @@ use super::super::pairs::{group_by_key, overlap, Grid};
 use super::filter::Candidate;
 use super::verify::{separating_normal, separation};
 use super::{
-    both, d3, CableSystem, Pair, Seg, Tube, REBUILD_FRACTION, TUBE_FACTOR, TUBE_MARGIN, TUBE_MEMORY,
+    both, d3, runs_in, CableSystem, Pair, Seg, Tube, REBUILD_FRACTION, TUBE_FACTOR, TUBE_MARGIN,
+    TUBE_MEMORY,
 };
 use crate::physics::collision::ccd_thick::closest_points_segment_segment;
 use crate::physics::math::Vec3;
@@ -250,10 +251,14 @@ impl CableSystem {
         );
         {
             let this = &*self;
+            // (Only the fresh ones: the rest keep the last build's.)
             let fill = |first: usize, tubes: &mut [Tube], reach: &mut [f32]| {
-                for (k, (t, r)) in tubes.iter_mut().zip(reach.iter_mut()).enumerate() {
-                    let i = first + k;
-                    (*t, *r) = this.tube_of(i, this.center[i], velocity(this, i), t0, h, g);
+                for run in runs_in(&this.fresh, first, first + tubes.len()) {
+                    let k = run.start - first..run.end - first;
+                    let (tubes, reach) = (&mut tubes[k.clone()], &mut reach[k]);
+                    for ((t, r), i) in tubes.iter_mut().zip(reach).zip(run) {
+                        (*t, *r) = this.tube_of(i, this.center[i], velocity(this, i), t0, h, g);
+                    }
                 }
             };
             let half = n / 2;
@@ -277,16 +282,20 @@ impl CableSystem {
         {
             let this = &*self;
             let fill = |first: usize, boxes: &mut [(Vec3, Vec3)], records: &mut [FilterSeg]| {
-                for (k, (b, f)) in boxes.iter_mut().zip(records.iter_mut()).enumerate() {
-                    let seg = this.segs[first + k];
-                    *b = this.tube_box(first + k);
-                    let (t0, t1) = (this.tubes[seg.p as usize], this.tubes[seg.p as usize + 1]);
-                    *f = FilterSeg {
-                        link: seg.into(),
-                        at: [t0.base, t1.base],
-                        end: [t0.at(this.step), t1.at(this.step)],
-                        slack: t0.slack.max(t1.slack),
-                    };
+                for run in runs_in(&this.fresh_segs, first, first + boxes.len()) {
+                    let k = run.start - first..run.end - first;
+                    let (boxes, records) = (&mut boxes[k.clone()], &mut records[k]);
+                    for ((b, f), s) in boxes.iter_mut().zip(records).zip(run) {
+                        let seg = this.segs[s];
+                        *b = this.tube_box(s);
+                        let (t0, t1) = (this.tubes[seg.p as usize], this.tubes[seg.p as usize + 1]);
+                        *f = FilterSeg {
+                            link: seg.into(),
+                            at: [t0.base, t1.base],
+                            end: [t0.at(this.step), t1.at(this.step)],
+                            slack: t0.slack.max(t1.slack),
+                        };
+                    }
                 }
             };
             let half = segs_n / 2;
@@ -321,6 +330,7 @@ impl CableSystem {
         self.upper_pairs = upper;
         self.responses.clear();
         self.index_pairs();
+        self.built_since_load = true;
         self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
     }
 
@@ -343,12 +353,18 @@ impl CableSystem {
                 f.movable.push(k as u32);
             }
         }
-        let boxes = &self.boxes;
+        // (The boxes the last build kept are those it compared or put in
+        // the fixed grid: only the fresh ones can differ.)
+        let (boxes, fresh) = (&self.boxes, &self.fresh_segs);
         let same = ids == f.ids
-            && ids
-                .iter()
-                .zip(&f.boxes)
-                .all(|(&k, b)| boxes[k as usize] == *b);
+            && fresh.iter().all(|&(a, b)| {
+                let from = ids.partition_point(|&k| (k as usize) < a);
+                ids[from..]
+                    .iter()
+                    .zip(&f.boxes[from..])
+                    .take_while(|(&k, _)| (k as usize) < b)
+                    .all(|(&k, fb)| boxes[k as usize] == *fb)
+            });
         if same {
             f.scratch = ids;
         } else {
