@@ -979,7 +979,7 @@ impl CableSystem {
             || finish(x_lo, v_lo, 0, &runs[0], g_lo, s_lo),
             || finish(x_hi, v_hi, split, &runs[1], g_hi, s_hi),
         );
-        self.apply_friction(h);
+        self.apply_friction_and_depth_clamp(h);
         self.apply_restitution();
         for i in self.held.drain(..) {
             self.frozen[i] = false;

@@ -1,13 +1,15 @@
-//! The substeps' ends on the velocities: friction between segments (once
-//! a substep, on the velocities: see [`CableSystem::apply_friction`]) and
-//! restitution.
+//! The substeps' ends on the velocities: friction between segments and
+//! the clamp of the speed that pushing out a starting depth gave them
+//! (once a substep: see [`CableSystem::apply_friction_and_depth_clamp`]
+//! and [`friction_and_depth_clamp`]), and restitution.
 
 use super::kernels;
 use super::{both, CableSystem, Contacts, Vec3, RESTITUTION_THRESHOLD};
 
 impl CableSystem {
     /// Coulomb friction of the contacts between segments, on the velocities
-    /// at the substep's end: a contact that pushed by `λ` (the gap's
+    /// at the substep's end (with the depth clamp, see
+    /// [`friction_and_depth_clamp`]): a contact that pushed by `λ` (the gap's
     /// correction over the passes) changed the gap's normal velocity by
     /// `λ/h`, so its relative tangential velocity is taken away up to
     /// `μλ/h` (all of it below: it sticks), shared over the four particles
@@ -30,7 +32,7 @@ impl CableSystem {
     /// cm/s. Sleep judges a particle by its displacement over the step too,
     /// so a creep faster than the sleep speed keeps a cable awake; a slower
     /// one sleeps after the sleep time.
-    pub(super) fn apply_friction(&mut self, h: f32) {
+    pub(super) fn apply_friction_and_depth_clamp(&mut self, h: f32) {
         let (par, split) = (self.parallel(), self.split);
         let held = Held {
             frozen: &self.frozen,
@@ -43,12 +45,12 @@ impl CableSystem {
             let (v_lo, v_hi) = self.v.split_at_mut(split);
             both(
                 par,
-                || [lo0, lo1].map(|c| friction(c, v_lo, 0, held, h)),
-                || [hi0, hi1].map(|c| friction(c, v_hi, split, held, h)),
+                || [lo0, lo1].map(|c| friction_and_depth_clamp(c, v_lo, 0, held, h)),
+                || [hi0, hi1].map(|c| friction_and_depth_clamp(c, v_hi, split, held, h)),
             );
         }
         for c in [across0, across1] {
-            friction(c, &mut self.v, 0, held, h);
+            friction_and_depth_clamp(c, &mut self.v, 0, held, h);
         }
     }
 
@@ -129,7 +131,7 @@ struct Held<'a> {
     v_start: &'a [Vec3],
 }
 
-/// [`CableSystem::apply_friction`] on `contacts`, whose particles are in
+/// [`CableSystem::apply_friction_and_depth_clamp`] on `contacts`, whose particles are in
 /// `v` (which holds particles `x0..`). A particle held back this substep
 /// counts as pinned (as in restitution): the others share the change.
 ///
@@ -159,7 +161,7 @@ struct Held<'a> {
 /// on one that a depth is pushed out of is carried with it, and their
 /// contact (which began touching, not overlapping) keeps that as speed;
 /// the body contacts' depth is still pushed out as speed.
-fn friction(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held, h: f32) {
+fn friction_and_depth_clamp(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held, h: f32) {
     for (k, ct) in contacts.list.iter().enumerate() {
         let (lambda, mu) = (contacts.lambda[k], contacts.mu[k]);
         if lambda <= 0.0 {
@@ -266,7 +268,7 @@ mod tests {
                 Vec3::new(0.2, 0.0, 0.4),
             ];
             let mut v = v0;
-            friction(
+            friction_and_depth_clamp(
                 &c,
                 &mut v,
                 0,
@@ -355,7 +357,7 @@ mod tests {
                 c.push(contact, e, 0.0);
                 c.lambda[0] = lambda;
                 let mut v = after;
-                friction(&c, &mut v, 2, held, h);
+                friction_and_depth_clamp(&c, &mut v, 2, held, h);
                 let got = n.dot(gap(&v));
                 assert!(
                     (got - expect).abs() < 1e-5,
@@ -365,7 +367,7 @@ mod tests {
                 // Nothing pushed: nothing changes.
                 c.lambda[0] = 0.0;
                 let mut v = after;
-                friction(&c, &mut v, 2, held, h);
+                friction_and_depth_clamp(&c, &mut v, 2, held, h);
                 assert_eq!(v, after);
             }
         }
