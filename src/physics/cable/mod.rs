@@ -159,13 +159,12 @@
 //!    segments' boxes (and tube extensions) are queried against (a
 //!    50,000-segment heap asleep under one falling cable cost 19.6 ms a
 //!    step with every segment in the step's grid, 1.24 ms now; the
-//!    10,000-segment one, 4.2 and 0.23 ms). A cable asleep since the last
-//!    step, unchanged, keeps the tube, box and filter record of each
-//!    particle and segment from the last build (`CableSystem::fresh`);
-//!    its particles are still copied in and out.
+//!    10,000-segment one, 4.2 and 0.23 ms). A cable asleep at the
+//!    stage's last run and now, unchanged, keeps the tube, box and filter
+//!    record of each particle and segment from the last build
+//!    (`CableSystem::fresh`); its particles are still copied in and out.
 //!    The supports of bodies resting on it are kept. Before each stage, a
-//!    sleeping
-//!    cable that an awake segment faster than four times the sleep speed
+//!    sleeping cable that an awake segment faster than four times the sleep speed
 //!    or a moving body may reach within the step wakes (at rest, so the
 //!    no-crossing argument above is unchanged: within a step a particle
 //!    is either free or pinned throughout).

@@ -554,11 +554,16 @@ impl CableSystem {
 
     /// Which cables' tubes, boxes and filter records the next build
     /// computes ([`Self::fresh`]): not those of a cable asleep at the last
-    /// load and now, with the same place, radius, segment length and
-    /// bitwise the same positions, if a build followed that load (a
-    /// sleeping cable's particles are held like pins: those values depend
-    /// on nothing else, and nothing of the stage moves them). Called
-    /// before the cables are copied in (`x` still holds the last step's).
+    /// load (the stage's last run) and now, with the same place, radius,
+    /// segment length and bitwise the same positions as that load's, if a
+    /// build followed it. A sleeping cable's particles are loaded as pins
+    /// (no mass, no velocity): their tubes are their positions with no
+    /// velocity, slack or reach, from time 0 whenever the build; their
+    /// boxes and records add only the radius and the link (particle,
+    /// cable index, segment length); and nothing but a build writes them.
+    /// The positions are compared with those loaded (`start`), not those
+    /// the stage ended with: an impulse's zero share may still turn a
+    /// −0.0 coordinate into +0.0. Called before the cables are copied in.
     fn keep_sleepers(&mut self, cables: &[Cable]) {
         let built = std::mem::replace(&mut self.built_since_load, false);
         #[cfg(test)]
@@ -578,7 +583,7 @@ impl CableSystem {
                 rest: c.rest.to_bits(),
             });
             let same_x = || {
-                self.x.get(base..base + len).is_some_and(|old| {
+                self.start.get(base..base + len).is_some_and(|old| {
                     old.iter().zip(&c.x).all(|(a, b)| {
                         a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits)
                     })

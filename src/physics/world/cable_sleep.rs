@@ -531,7 +531,10 @@ mod tests {
     /// it, two more apart; then a cable is dropped on the mat (waking some
     /// of it), the first cable is removed (the second, alike and asleep,
     /// takes its place in the arrays; every later cable's particles move
-    /// down them) and another cable is added. A world that keeps the
+    /// down them) and another cable is added; the pairs are rebuilt
+    /// within a step while sleepers are kept (the dropped cable lands
+    /// fast); and once every cable sleeps (the stage skipped), a cable
+    /// added finds the sleepers' values of the stage's last run. A world that keeps the
     /// sleepers' values steps bitwise as one that computes them at every
     /// build (positions, velocities, sleep), and it does keep them.
     #[test]
@@ -572,15 +575,22 @@ mod tests {
             w
         };
         let (mut a, mut b) = (make(false), make(true));
-        let (mut kept, mut woke) = (0, false);
+        let (mut kept, mut woke, mut rebuilt_kept) = (0, false, false);
         let bits = |v: &[Vec3]| -> Vec<[u32; 3]> {
             v.iter().map(|p| p.to_array().map(f32::to_bits)).collect()
         };
-        for step in 0..600 {
+        for step in 0..1200 {
+            // (All asleep at step 609.)
+            if step > 400 && a.cables().iter().all(|c| c.sleeping) {
+                break;
+            }
             for w in [&mut a, &mut b] {
                 match step {
                     240 => {
-                        let spec = CableSpec::new([-0.8, 1.0, -0.2], [0.8, 1.0, 0.1], 30);
+                        // Fast and long enough where it lands for many of
+                        // its particles to outrun their tubes at once.
+                        let mut spec = CableSpec::new([-0.9, 0.5, -0.2], [0.9, 0.5, 0.1], 90);
+                        spec.linear_velocity = [0.0, -6.0, 0.0];
                         w.add_cable(&spec).unwrap();
                     }
                     270 => {
@@ -605,6 +615,9 @@ mod tests {
             b.step();
             kept += a.cable_system.kept;
             assert_eq!(b.cable_system.kept, 0);
+            if a.cable_stats.rebuilds > 0 && a.cable_system.kept > 0 {
+                rebuilt_kept = true;
+            }
             if step == 270 {
                 // The stage ran, the moved cable asleep before and after.
                 assert!(asleep.contains(&false) && asleep[0] && a.cables()[0].sleeping);
@@ -631,5 +644,27 @@ mod tests {
         }
         assert!(woke, "the dropped cable woke none of the mat");
         assert!(kept > 20_000, "{kept} particle-steps kept");
+        assert!(rebuilt_kept, "no step rebuilt its pairs while keeping");
+        // Every cable asleep, the stage skipped for a while; then a cable
+        // added: the sleepers keep what the stage's last run built.
+        assert!(a.cables().iter().all(|c| c.sleeping), "not all asleep");
+        for w in [&mut a, &mut b] {
+            for _ in 0..30 {
+                w.step();
+            }
+            w.add_cable(&CableSpec::new([-0.5, 0.3, 0.3], [0.5, 0.3, 0.3], 20))
+                .unwrap();
+        }
+        for step in 0..60 {
+            a.step();
+            b.step();
+            if step == 0 {
+                assert!(a.cable_system.kept > 200, "{}", a.cable_system.kept);
+            }
+            for (k, (ca, cb)) in a.cables().iter().zip(b.cables()).enumerate() {
+                assert_eq!(bits(&ca.x), bits(&cb.x), "after, step {step}, cable {k}");
+                assert_eq!(bits(&ca.v), bits(&cb.v), "after, step {step}, cable {k}");
+            }
+        }
     }
 }

@@ -189,10 +189,12 @@ impl CableSystem {
     fn tube_of(&self, i: usize, base: Vec3, v: Vec3, t0: f32, h: f32, g: Vec3) -> (Tube, f32) {
         let span = (self.step - t0).max(0.0);
         if self.w[i] == 0.0 || span <= 0.0 {
+            // (Standing still, from time 0 whenever built: a sleeping
+            // cable's tube is kept from build to build, `keep_sleepers`.)
             let tube = Tube {
                 base,
                 vel: Vec3::ZERO,
-                t0,
+                t0: 0.0,
                 slack: 0.0,
             };
             return (tube, (base - self.center[i]).length());
