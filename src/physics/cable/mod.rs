@@ -164,8 +164,8 @@
 //!    record of each particle and segment from the last build
 //!    (`CableSystem::fresh`); its particles are still copied in and out.
 //!    The supports of bodies resting on it are kept. Before each stage, a
-//!    sleeping cable that an awake segment faster than four times the sleep speed
-//!    or a moving body may reach within the step wakes (at rest, so the
+//!    sleeping cable that an awake segment faster than four times the
+//!    sleep speed or a moving body may reach within the step wakes (at rest, so the
 //!    no-crossing argument above is unchanged: within a step a particle
 //!    is either free or pinned throughout).
 //!
@@ -424,6 +424,11 @@ impl Cable {
 
     pub fn segments(&self) -> usize {
         self.x.len() - 1
+    }
+
+    /// The radius its contacts keep (at least [`MIN_THICKNESS`]).
+    pub fn collision_radius(&self) -> f32 {
+        self.spec.radius.max(MIN_THICKNESS as f32)
     }
 
     /// Awake, its rest starting again.

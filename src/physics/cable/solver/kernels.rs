@@ -135,8 +135,8 @@ pub(super) fn moving_share(w: &[f32], ends: [(usize, f32); 2]) -> f32 {
 /// correction is split over the four particles by barycentric weight
 /// divided by Σ wᵢ²/mᵢ (contacts where nothing moves are not selected).
 /// Their friction acts on the velocities at the substep's end
-/// (`CableSystem::apply_friction_and_depth_clamp`). `lambda` receives each contact's
-/// correction. `x` holds particles `x0..`.
+/// (`CableSystem::apply_friction_and_depth_clamp`). `lambda` receives each
+/// contact's correction. `x` holds particles `x0..`.
 pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec3], x0: usize) {
     for (ct, lambda) in contacts.iter().zip(lambda) {
         let ids = ct.particles();

@@ -690,8 +690,8 @@ fn query_segments(
 
 #[cfg(test)]
 mod tests {
-    use super::super::Cable;
     use super::*;
+    use crate::physics::cable::Cable;
     use crate::physics::cable::CableSpec;
 
     /// With some segments fixed (a mat pinned at every particle, and a

@@ -131,8 +131,8 @@ struct Held<'a> {
     v_start: &'a [Vec3],
 }
 
-/// [`CableSystem::apply_friction_and_depth_clamp`] on `contacts`, whose particles are in
-/// `v` (which holds particles `x0..`). A particle held back this substep
+/// [`CableSystem::apply_friction_and_depth_clamp`] on `contacts`, whose
+/// particles are in `v` (which holds particles `x0..`). A particle held back this substep
 /// counts as pinned (as in restitution): the others share the change.
 ///
 /// With it, the depth a contact's segments began the substep with is
