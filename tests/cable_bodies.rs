@@ -447,20 +447,27 @@ fn cables_thrown_at_thin_plates_never_pass_through() {
     assert!(passed.is_empty(), "{} throws: {passed:?}", passed.len());
 }
 
-/// Balls of 0.5–4 kg thrown at 2–15 m/s, without gravity, at a rope
-/// pinned at both ends (2 m, 0.5–1.5 kg, 4–33 segments, threads to 2 cm):
-/// on the way in, no ball ever gets past the rope (below it where it
-/// is), and every ball is thrown back. Bodies are stepped before the
-/// cables, and a ball moving more than its radius in a step found the rope
-/// deep inside it and pushed it out of the far side: before the cable stage
-/// moved bodies along their step (and held segments back with them), 86 of
-/// these 120 balls went through. (At up to 20 m/s, one 4 kg ball still got
-/// past, after stretching the rope to 164% of its length: a body feels the
-/// cable's pull a step late.)
+/// Balls of 0.5–4 kg thrown at 2–20 m/s, without gravity, at a rope
+/// pinned at both ends (2 m, 0.5–1.5 kg, 4–33 segments, threads to 2 cm),
+/// followed for 1.5 s: every ball is thrown back (at more than 15% of
+/// its speed), none ever gets past the
+/// rope (below it where it is), the rope's centre line never gets more
+/// than 5 mm into a ball, and the kinetic energy of ball (with its spin)
+/// and rope never exceeds the ball's at the start by 1%.
+///
+/// Bodies are stepped before the cables. Before the cable stage moved
+/// bodies along their step, a ball moving more than its radius in a step
+/// found the rope deep inside it (86 of the balls at up to 15 m/s went
+/// through). Before the stage moved a ball by what its contacts gave it
+/// (`cable/solver/coupled.rs`), the ball went on a whole step into the
+/// rope without feeling it, and friction spun it a step late, one way and
+/// then the other harder: 21 of these balls got past the rope, and 92
+/// gained kinetic energy (up to 596 times as much, spinning at up to
+/// 3,700 rad/s).
 #[test]
 fn balls_thrown_at_a_pinned_rope_are_caught_not_passed() {
     let mut seed = 3u64;
-    let mut through = Vec::new();
+    let mut failures = Vec::new();
     for n in 0..120 {
         let mut w = world(Vec3::ZERO);
         let segments = 4 + (lcg(&mut seed) * 30.0) as u32;
@@ -469,7 +476,7 @@ fn balls_thrown_at_a_pinned_rope_are_caught_not_passed() {
         spec.radius = [0.0, 0.005, 0.02][n % 3];
         spec.mass = 0.5 + lcg(&mut seed);
         let id = w.add_cable(&spec).unwrap();
-        let speed = 2.0 + 13.0 * lcg(&mut seed);
+        let speed = 2.0 + 18.0 * lcg(&mut seed);
         let radius = 0.05 + 0.05 * lcg(&mut seed);
         let x = (lcg(&mut seed) - 0.5) * 1.4;
         let ball = w
@@ -479,40 +486,65 @@ fn balls_thrown_at_a_pinned_rope_are_caught_not_passed() {
                     .linear_velocity([0.0, -speed, 0.0]),
             )
             .unwrap();
-        let (mut thrown_back, passed) = (false, through.len());
+        let start = 0.5 * w.body(ball).unwrap().mass * speed * speed;
+        let mut back: f32 = 0.0;
         for step in 0..90 {
             w.step();
             let b = w.body(ball).unwrap();
-            if b.linear_velocity.y > 0.0 {
-                thrown_back = true;
-                break;
-            }
-            // The rope's height where the ball is.
-            let (p, rope) = (b.pose.position, &w.cable(id).unwrap().x);
-            let Some(k) = rope
+            let (p, rope) = (b.pose.position, w.cable(id).unwrap());
+            back = back.max(b.linear_velocity.y / speed);
+            // Kinetic energy: the ball's (a solid sphere's spin) and the
+            // rope's free particles'.
+            let spin = 0.2 * b.mass * radius * radius * b.angular_velocity.length_squared();
+            let rope_ke: f32 = rope
+                .v
+                .iter()
+                .zip(&rope.w)
+                .filter(|(_, &inv)| inv > 0.0)
+                .map(|(v, _)| 0.5 * rope.particle_mass * v.length_squared())
+                .sum();
+            let energy =
+                (0.5 * b.mass * b.linear_velocity.length_squared() + spin + rope_ke) / start;
+            // How far the rope's centre line is from the ball's centre.
+            let near = rope
+                .x
                 .windows(2)
-                .position(|q| (q[0].x - p.x) * (q[1].x - p.x) <= 0.0)
-            else {
-                continue;
-            };
-            let (a, c) = (rope[k], rope[k + 1]);
-            let t = if (c.x - a.x).abs() > 1.0e-6 {
-                (p.x - a.x) / (c.x - a.x)
-            } else {
-                0.0
-            };
-            let rope_y = a.y + (c.y - a.y) * t;
-            if p.y + radius < rope_y - 0.01 {
-                through.push((n, step, speed, radius, p.y, rope_y));
+                .map(|q| {
+                    let d = q[1] - q[0];
+                    let t = ((p - q[0]).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+                    (q[0] + d * t - p).length()
+                })
+                .fold(f32::MAX, f32::min);
+            // The rope's height where the ball is.
+            let below = rope
+                .x
+                .windows(2)
+                .find(|q| (q[0].x - p.x) * (q[1].x - p.x) <= 0.0)
+                .is_some_and(|q| {
+                    let t = if (q[1].x - q[0].x).abs() > 1.0e-6 {
+                        (p.x - q[0].x) / (q[1].x - q[0].x)
+                    } else {
+                        0.0
+                    };
+                    p.y + radius < q[0].y + (q[1].y - q[0].y) * t - 0.01
+                });
+            if below || near < radius - 0.005 || energy > 1.01 {
+                failures.push((n, step, speed, below, radius - near, energy));
                 break;
             }
         }
-        assert!(
-            thrown_back || through.len() > passed,
-            "ball {n} never came back"
-        );
+        // The rope gives way (it swings about its pins): no ball is
+        // stopped dead as by a fixed point. (Held off a segment next to a
+        // pin by the rigid solve as well, as if the segment were a fixed
+        // point, three balls came back at 4–11% of their speed; the
+        // slowest now comes back at 22%.)
+        assert!(back > 0.15, "ball {n} came back at {back} of its speed");
     }
-    assert!(through.is_empty(), "{} balls: {through:?}", through.len());
+    assert!(
+        failures.is_empty(),
+        "{} balls (ball, step, speed, through, centre line in, energy): {failures:?}",
+        failures.len()
+    );
 }
 
 /// A kinematic paddle (a plate 2 cm to 20 cm thick) sweeping at 2–30 m/s

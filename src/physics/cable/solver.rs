@@ -7,6 +7,8 @@ use super::pairs::Grid;
 use crate::physics::math::Vec3;
 use chains::{ChainGroup, Scratch};
 use contacts::Contacts;
+pub(crate) use coupled::CoupledBody;
+use coupled::UNCOUPLED;
 use glam::DVec3;
 use kernels::{solve_body_contacts, solve_pairs};
 use layout::Kept;
@@ -16,6 +18,7 @@ pub(crate) use verify::HoldBack;
 
 mod chains;
 mod contacts;
+mod coupled;
 mod filter;
 mod kernels;
 mod layout;
@@ -217,6 +220,13 @@ pub(crate) struct BodyContact {
     pub impulse: Vec3,
     pub point: Vec3,
     lambda: f32,
+    /// The body's index in the stage's coupled bodies ([`UNCOUPLED`]:
+    /// none).
+    coupled: u32,
+    /// Where the contact was taken, from the body's centre of mass then
+    /// (a coupled body's lever: the plane moves with the body's point but
+    /// does not turn with it, and neither does the lever).
+    pub arm: Vec3,
 }
 
 impl BodyContact {
@@ -249,6 +259,8 @@ impl BodyContact {
             impulse: Vec3::ZERO,
             point,
             lambda: 0.0,
+            coupled: UNCOUPLED,
+            arm: Vec3::ZERO,
         }
     }
 
@@ -392,6 +404,14 @@ pub(crate) struct CableSystem {
     split_seg: usize,
     lane_split: usize,
     body_split: usize,
+    /// Body contacts from `coupled_split` on are those of coupled bodies
+    /// (solved after the halves, on one thread).
+    coupled_split: usize,
+    /// Dynamic bodies that move in the stage by what their contacts give
+    /// them (`coupled.rs`).
+    coupled: Vec<CoupledBody>,
+    /// Each coupled body's index in `coupled`, by its slot.
+    coupled_of: std::collections::HashMap<u32, u32>,
     candidates: Vec<(u32, u32)>,
     upper_pairs: Vec<Pair>,
     boxes: Vec<(Vec3, Vec3)>,
@@ -490,6 +510,7 @@ impl CableSystem {
             }
         }
         self.body_split = 0;
+        self.coupled_split = 0;
     }
 
     /// Where the current substep ends and begins, as fractions of the step.
@@ -589,6 +610,7 @@ impl CableSystem {
                 || predict(x1, v1, p1, s1, &runs[1], half),
             );
         }
+        self.predict_coupled(h);
         self.groups.iter_mut().for_each(ChainGroup::reset);
         self.select_active(par);
         self.body_contacts.iter_mut().for_each(|c| c.lambda = 0.0);
@@ -608,7 +630,8 @@ impl CableSystem {
         {
             let (x_lo, x_hi) = self.x.split_at_mut(split);
             let (g_lo, g_hi) = self.groups.split_at_mut(self.group_split);
-            let (b_lo, b_hi) = self.body_contacts.split_at_mut(self.body_split);
+            let (b_lo, b_hi) =
+                self.body_contacts[..self.coupled_split].split_at_mut(self.body_split);
             let [s_lo, s_hi] = &mut self.scratch;
             let half = |groups: &mut [ChainGroup],
                         scratch: &mut Scratch,
@@ -633,19 +656,25 @@ impl CableSystem {
         for c in [across0, across1] {
             solve_pairs(&c.list, &mut c.lambda, &mut self.x, 0);
         }
+        if !self.coupled.is_empty() {
+            self.solve_coupled_pass(h);
+        }
     }
 
     /// Body contacts in order of the half they belong to (after new ones
     /// were added).
     pub(crate) fn sort_body_contacts(&mut self) {
+        self.tag_coupled();
         let split = self.split as u32;
         let segs = &self.segs;
         let lower = |c: &BodyContact| segs[c.seg as usize].p < split;
-        let mut upper: Vec<BodyContact> = Vec::new();
+        let (mut upper, mut coupled): (Vec<BodyContact>, Vec<BodyContact>) = Default::default();
         let mut k = 0;
         for m in 0..self.body_contacts.len() {
             let c = self.body_contacts[m];
-            if lower(&c) {
+            if c.coupled != UNCOUPLED {
+                coupled.push(c);
+            } else if lower(&c) {
                 self.body_contacts[k] = c;
                 k += 1;
             } else {
@@ -653,8 +682,10 @@ impl CableSystem {
             }
         }
         self.body_contacts.truncate(k);
-        self.body_contacts.extend(upper);
         self.body_split = k;
+        self.body_contacts.extend(upper);
+        self.coupled_split = self.body_contacts.len();
+        self.body_contacts.extend(coupled);
     }
 
     /// Last part of a substep (every pair verified): velocities, damping
@@ -700,6 +731,7 @@ impl CableSystem {
             || finish(x_lo, v_lo, 0, &runs[0], g_lo, s_lo),
             || finish(x_hi, v_hi, split, &runs[1], g_hi, s_hi),
         );
+        self.finish_coupled(h);
         self.apply_friction_and_depth_clamp(h);
         self.apply_restitution();
         for i in self.held.drain(..) {

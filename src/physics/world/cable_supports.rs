@@ -21,6 +21,12 @@ fn pinned(sys: &CableSystem, seg: usize) -> bool {
     sys.w[p] == 0.0 || sys.w[p + 1] == 0.0
 }
 
+/// Whether both particles of segment `seg` are pinned (it cannot move).
+pub(super) fn fixed(sys: &CableSystem, seg: usize) -> bool {
+    let p = sys.segs[seg].p as usize;
+    sys.w[p] == 0.0 && sys.w[p + 1] == 0.0
+}
+
 /// What holds a segment from the side away from a body.
 #[derive(Clone, Copy, Debug)]
 enum Holder {
@@ -103,6 +109,13 @@ impl Pinch {
         Self(held)
     }
 
+    /// Whether something holds body contact `c`'s segment on its other
+    /// side (another body, or a segment held up by a body or pin; not the
+    /// segment's own pin).
+    pub(super) fn held_behind(&self, c: &BodyContact) -> bool {
+        self.behind(c).is_some()
+    }
+
     /// What pinches body contact `c`'s segment, if anything: it cannot give
     /// way from the body because a particle of it is pinned, or another
     /// body or a segment held up by a body or pin holds it on its other
@@ -112,6 +125,11 @@ impl Pinch {
         if pinned(sys, c.seg as usize) {
             return Some(Holder::Ground(FIXED, 0.0));
         }
+        self.behind(c)
+    }
+
+    /// What holds contact `c`'s segment on its other side, if anything.
+    fn behind(&self, c: &BodyContact) -> Option<Holder> {
         let held = self.0.get(&c.seg)?;
         held.iter()
             .find(|&&(h, m)| {
@@ -397,7 +415,10 @@ impl World {
         for c in &sys.body_contacts {
             let separation = gap(sys, c);
             // (A NaN gap is no support; a sleeping body's are kept.)
+            // (A coupled body moved with its cables in the stage: it
+            // needs no support from them.)
             if !c.dynamic
+                || sys.coupled_body(c.body).is_some()
                 || separation.is_nan()
                 || separation >= reach
                 || (held.contains(&c.body)

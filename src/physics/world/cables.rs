@@ -1,10 +1,12 @@
 //! Stage 7 of the step: cables (see `physics/cable/`).
 
-use super::cable_supports::Pinch;
+use super::cable_supports::{fixed, Pinch};
 use super::continuous::angle_between;
 use super::World;
 use crate::physics::aabb::Aabb;
-use crate::physics::cable::solver::{BodyContact, CableSystem, Extension, HoldBack, PARALLEL_FROM};
+use crate::physics::cable::solver::{
+    BodyContact, CableSystem, CoupledBody, Extension, HoldBack, PARALLEL_FROM,
+};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -166,6 +168,7 @@ impl World {
         sys.load(&self.cables);
         sys.begin(dt, h, g);
         self.cable_body_contacts(&mut sys, None, &moves);
+        sys.couple(self.coupled_bodies(&sys));
         sys.balance();
         for _ in 0..n {
             sys.solve_substep(h, g, self.settings.cable_iterations);
@@ -225,11 +228,70 @@ impl World {
         let loads = self.cable_loads(&sys, &scale, dt);
         sys.store(&mut self.cables);
         self.apply_cable_impulses(&sys, &scale, &loads);
+        self.move_coupled_bodies(&sys);
         self.find_cable_supports(&sys, pinch.as_ref());
         self.update_cable_sleep(&sys, dt);
         self.cable_stats = sys.stats;
         self.cable_stats.asleep = self.cables.iter().filter(|c| c.sleeping).count() as u64;
         self.cable_system = sys;
+    }
+
+    /// The dynamic bodies that move in the stage by what their cable
+    /// contacts give them (`cable/solver/coupled.rs`): those awake with
+    /// contacts at the stage's start, none of whose segments is held from
+    /// its other side then, or pinned at both ends (those keep their
+    /// bounded impulses and supports; a segment pinned at one end gives
+    /// way about its pin).
+    fn coupled_bodies(&self, sys: &CableSystem) -> Vec<CoupledBody> {
+        let awake = |c: &BodyContact| {
+            c.dynamic
+                && self
+                    .bodies
+                    .by_index(c.body)
+                    .is_some_and(|b| !b.sleeping && b.inv_mass > 0.0)
+        };
+        if !sys.body_contacts.iter().any(awake) {
+            return Vec::new();
+        }
+        let pinch = Pinch::new(sys, self.settings.speculative_distance);
+        let mut pinched = std::collections::BTreeSet::new();
+        let mut touched = std::collections::BTreeSet::new();
+        for c in sys.body_contacts.iter().filter(|c| awake(c)) {
+            touched.insert(c.body);
+            if pinch.held_behind(c) || fixed(sys, c.seg as usize) {
+                pinched.insert(c.body);
+            }
+        }
+        touched
+            .difference(&pinched)
+            .filter_map(|&slot| {
+                let b = self.bodies.by_index(slot)?;
+                Some(CoupledBody::new(
+                    slot,
+                    b.com,
+                    b.inv_mass,
+                    b.inv_inertia_world,
+                ))
+            })
+            .collect()
+    }
+
+    /// Each coupled body takes the displacement and rotation the stage
+    /// gave it beyond its path (its velocity took the impulses).
+    fn move_coupled_bodies(&mut self, sys: &CableSystem) {
+        for slot in sys.coupled_slots() {
+            let Some(cb) = sys.coupled_body(slot).copied() else {
+                continue;
+            };
+            let Some(b) = self.bodies.by_index_mut(slot) else {
+                continue;
+            };
+            let (com, rotation) = cb.displaced(b.com, b.pose.rotation, true);
+            if com.is_finite() && rotation.is_finite() {
+                b.set_com_pose(com, rotation);
+                b.update_inertia();
+            }
+        }
     }
 
     /// Contact points between segments (capsules of the cable's radius at
@@ -342,17 +404,31 @@ impl World {
             // Both ends beyond the body's support plane along the contact's
             // normal keep the segment out (the common case, resting on a
             // face; a moving body has no fixed plane).
-            if mv.is_none() && c.n.dot(a) >= c.support && c.n.dot(b) >= c.support {
+            let coupled = sys.coupled_body(c.body);
+            if mv.is_none()
+                && coupled.is_none()
+                && c.n.dot(a) >= c.support
+                && c.n.dot(b) >= c.support
+            {
                 continue;
             }
             let Some(body) = self.bodies.by_index(c.body) else {
                 continue;
             };
-            // The body where the substep ends and where it began.
-            let (pose_now, pose_before) = match mv {
+            // The body where the substep ends and where it began (a
+            // coupled one moved on by what its contacts gave it).
+            let (mut pose_now, mut pose_before) = match mv {
                 Some(m) => (m.pose_at(&body.pose, now), m.pose_at(&body.pose, before)),
                 None => (body.pose, body.pose),
             };
+            if let Some(cb) = coupled {
+                let shift = |pose: Pose, now: bool| {
+                    let com = pose.transform_point(body.local_center);
+                    let (com, rotation) = cb.displaced(com, pose.rotation, now);
+                    Pose::new(com - rotation * body.local_center, rotation)
+                };
+                (pose_now, pose_before) = (shift(pose_now, true), shift(pose_before, false));
+            }
             let meets = |a: Vec3, b: Vec3, pose: &Pose| {
                 let d = b - a;
                 let len = d.length();
@@ -372,13 +448,18 @@ impl World {
                 };
                 // A dynamic body gets the held particle's momentum, at the
                 // point on it at its end pose (where impulses are applied).
+                // (A coupled body where the contact touches it: the lever
+                // its contact's corrections had. The held particle's
+                // sideways momentum at a lever of its own spun a ball a
+                // rope wrapped at thousands of rad/s.)
                 let taker = |q: Vec3| {
-                    body.is_dynamic().then(|| {
-                        (
+                    body.is_dynamic().then(|| match coupled {
+                        Some(cb) => (c.body, cb.com + c.arm),
+                        None => (
                             c.body,
                             body.pose
                                 .transform_point(pose_now.inverse_transform_point(q)),
-                        )
+                        ),
                     })
                 };
                 out.extend([p, p + 1].map(|i| {
@@ -453,6 +534,9 @@ impl World {
             );
             let contact = |s: f32, n: Vec3, q: Vec3| {
                 let mut c = BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic());
+                // Where it touches, from the centre of mass (if the body is
+                // coupled, its lever for the rest of the step).
+                c.arm = q - body_pose.transform_point(b.local_center);
                 // A clipped manifold's plane may tilt below the body's
                 // support (a face taken for a nearly parallel edge).
                 if !b.shape.is_plane() {

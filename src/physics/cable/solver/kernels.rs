@@ -80,27 +80,10 @@ pub(super) fn solve_body_contacts(
     h: f32,
 ) {
     for bc in contacts {
-        let [(i0, f0), (i1, f1)] = bc.weights(segs);
-        let (a0, a1) = (f0 * w[i0], f1 * w[i1]);
-        let denom = f0 * a0 + f1 * a1;
-        if denom <= 0.0 {
+        let Some(([(i0, f0), (i1, f1)], [a0, a1], denom)) = contact_ends(bc, segs, w) else {
             continue;
-        }
-        let xs = x[i0 - x0] * f0 + x[i1 - x0] * f1;
-        let c = if w[i0] > 0.0 && w[i1] > 0.0 {
-            bc.n.dot(xs) - bc.offset - bc.radius
-        } else {
-            // One end pinned (the other moves: denom > 0): each end's own
-            // distance, the pinned end's depth taken as none. It is not the
-            // other particle's to undo: through a lever of 1/s near the pin,
-            // even a rounding error of it (1e-7 m) would throw the particle
-            // metres away.
-            let end = |i: usize, f: f32| {
-                let d = bc.n.dot(x[i - x0]) - bc.offset - bc.radius;
-                f * if w[i] == 0.0 { d.max(0.0) } else { d }
-            };
-            end(i0, f0) + end(i1, f1)
         };
+        let (xs, c) = body_gap(bc, [(i0, f0), (i1, f1)], w, x, x0, bc.offset);
         if c >= 0.0 {
             continue;
         }
@@ -113,6 +96,48 @@ pub(super) fn solve_body_contacts(
             bc.impulse -= corr * moving_share(w, [(i0, f0), (i1, f1)]) / (denom * h);
         }
     }
+}
+
+/// A body contact's two particles with their weights, `fᵢ·wᵢ` of each,
+/// and `Σ fᵢ²wᵢ`.
+pub(super) type Ends = ([(usize, f32); 2], [f32; 2], f32);
+
+/// [`Ends`] of a body contact; `None` when neither particle moves.
+#[inline]
+pub(super) fn contact_ends(bc: &BodyContact, segs: &[Seg], w: &[f32]) -> Option<Ends> {
+    let [(i0, f0), (i1, f1)] = bc.weights(segs);
+    let (a0, a1) = (f0 * w[i0], f1 * w[i1]);
+    let denom = f0 * a0 + f1 * a1;
+    (denom > 0.0).then_some(([(i0, f0), (i1, f1)], [a0, a1], denom))
+}
+
+/// A body contact's point on the segment's axis and how far it is out of
+/// the plane at `offset` (less the radius; negative: in). `x` holds
+/// particles `x0..`.
+#[inline]
+pub(super) fn body_gap(
+    bc: &BodyContact,
+    [(i0, f0), (i1, f1)]: [(usize, f32); 2],
+    w: &[f32],
+    x: &[Vec3],
+    x0: usize,
+    offset: f32,
+) -> (Vec3, f32) {
+    let xs = x[i0 - x0] * f0 + x[i1 - x0] * f1;
+    let c = if w[i0] > 0.0 && w[i1] > 0.0 {
+        bc.n.dot(xs) - offset - bc.radius
+    } else {
+        // One end pinned (the other moves): each end's own distance, the
+        // pinned end's depth taken as none. It is not the other particle's
+        // to undo: through a lever of 1/s near the pin, even a rounding
+        // error of it (1e-7 m) would throw the particle metres away.
+        let end = |i: usize, f: f32| {
+            let d = bc.n.dot(x[i - x0]) - offset - bc.radius;
+            f * if w[i] == 0.0 { d.max(0.0) } else { d }
+        };
+        end(i0, f0) + end(i1, f1)
+    };
+    (xs, c)
 }
 
 /// The share of a body contact's correction that particles with mass

@@ -135,6 +135,9 @@ impl CableSystem {
         self.stats = CableStats::default();
         self.body_contacts.clear();
         self.body_split = 0;
+        self.coupled_split = 0;
+        self.coupled.clear();
+        self.coupled_of.clear();
         self.retired.clear();
         self.start.clear();
         self.start.extend_from_slice(&self.x);

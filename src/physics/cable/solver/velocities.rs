@@ -3,6 +3,7 @@
 //! (once a substep: see [`CableSystem::apply_friction_and_depth_clamp`]
 //! and [`friction_and_depth_clamp`]), and restitution.
 
+use super::coupled::UNCOUPLED;
 use super::kernels;
 use super::{both, CableSystem, Contacts, Vec3, RESTITUTION_THRESHOLD};
 
@@ -98,7 +99,7 @@ impl CableSystem {
                 0.0
             } else {
                 bc.n.dot(bc.motion) / self.step
-            };
+            } + self.coupled_speed(&bc);
             let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1) - vb;
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;
@@ -108,6 +109,10 @@ impl CableSystem {
             let denom = f0 * a0 + f1 * a1;
             let dv = -bc.e * vn0 - vn;
             if dv <= 0.0 || denom <= 0.0 {
+                continue;
+            }
+            if bc.coupled != UNCOUPLED {
+                self.restitute_coupled(k, dv);
                 continue;
             }
             self.v[i0] += bc.n * (dv * a0 / denom);

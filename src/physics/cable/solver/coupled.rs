@@ -1,0 +1,311 @@
+//! Dynamic bodies that move in the cable stage by what their cable
+//! contacts give them (two-way coupling).
+//!
+//! Bodies are stepped before the cables, and the stage moves a body along
+//! its step from its start pose to its end pose. A body that only took the
+//! cables' impulses after the stage met them as if it had no give for a
+//! whole step: a ball thrown at a rope pinned at both ends went on a full
+//! step into the rope, which stretched far beyond its length and sprang
+//! back through the ball; and friction spun a light ball one way a step
+//! late, then the other way harder (a lagged exchange with a body lighter
+//! than what it drags is unstable). So a *coupled* body moves beyond its
+//! path by what its contacts give it within the stage: each contact's
+//! correction is shared between the segment's particles and the body by
+//! their inverse masses along it, `Σ f²wᵢ` against the body's
+//! `1/M + (r×d)·I⁻¹(r×d)` (the normal and the friction part each along its
+//! own direction), the body's displacement and small rotation carry over
+//! from pass to pass and substep to substep (as the particles' do), and the
+//! planes of its contacts move with it. After the stage the body takes
+//! that displacement and rotation; its velocity takes the impulses as
+//! before (their sum is its velocity beyond its path, `Σ corrections / h`).
+//!
+//! Coupled: dynamic bodies awake at the stage's start whose contacts no
+//! segment pinches then (a segment that cannot give way: a pinned particle,
+//! or held from its other side; `world/cable_supports.rs`): those keep
+//! their bounded impulses and supports. The coupled bodies' contacts are
+//! solved after the halves, on one thread, in a fixed order.
+
+use super::kernels::{body_gap, contact_correction, contact_ends, moving_share};
+use super::{BodyContact, CableSystem, Seg};
+use crate::physics::math::{Mat3, Quat, Vec3};
+
+/// No coupled body (a [`BodyContact`]'s `coupled`).
+pub(crate) const UNCOUPLED: u32 = u32::MAX;
+
+/// A dynamic body moving in the stage by its contacts' corrections.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CoupledBody {
+    /// The body's index in the world's set.
+    pub body: u32,
+    /// Its centre of mass at its end pose (contacts' arms are from it).
+    pub com: Vec3,
+    pub inv_mass: f32,
+    pub inv_inertia: Mat3,
+    /// Its displacement and rotation (a rotation vector, small) beyond its
+    /// path so far, and where they were at the substep's start.
+    pub lin: Vec3,
+    pub ang: Vec3,
+    lin0: Vec3,
+    ang0: Vec3,
+    /// Its velocity and angular velocity beyond its path.
+    dv: Vec3,
+    dw: Vec3,
+}
+
+impl CoupledBody {
+    pub(crate) fn new(body: u32, com: Vec3, inv_mass: f32, inv_inertia: Mat3) -> Self {
+        Self {
+            body,
+            com,
+            inv_mass,
+            inv_inertia,
+            lin: Vec3::ZERO,
+            ang: Vec3::ZERO,
+            lin0: Vec3::ZERO,
+            ang0: Vec3::ZERO,
+            dv: Vec3::ZERO,
+            dw: Vec3::ZERO,
+        }
+    }
+
+    /// How far the body's point at `arm` (from its centre of mass) is
+    /// beyond its path: now, and at the substep's start.
+    #[inline]
+    fn moved(&self, arm: Vec3) -> Vec3 {
+        self.lin + self.ang.cross(arm)
+    }
+
+    #[inline]
+    fn moved0(&self, arm: Vec3) -> Vec3 {
+        self.lin0 + self.ang0.cross(arm)
+    }
+
+    /// Its inverse mass at `arm` along unit direction `d`.
+    #[inline]
+    fn inv_mass_along(&self, arm: Vec3, d: Vec3) -> f32 {
+        let rd = arm.cross(d);
+        self.inv_mass + rd.dot(self.inv_inertia * rd)
+    }
+
+    /// Moves the body by the positional impulse `j` (N·s·s) at `arm`.
+    #[inline]
+    fn push(&mut self, arm: Vec3, j: Vec3) {
+        self.lin += j * self.inv_mass;
+        self.ang += self.inv_inertia * arm.cross(j);
+    }
+
+    /// The body's rotation and centre of mass moved on by its extra
+    /// motion: `rotation` about `com` (the body's on its path).
+    pub(crate) fn displaced(&self, com: Vec3, rotation: Quat, now: bool) -> (Vec3, Quat) {
+        let (lin, ang) = if now {
+            (self.lin, self.ang)
+        } else {
+            (self.lin0, self.ang0)
+        };
+        (
+            com + lin,
+            (Quat::from_scaled_axis(ang) * rotation).normalize(),
+        )
+    }
+}
+
+impl CableSystem {
+    /// The stage's coupled bodies (after the first body contacts): their
+    /// contacts, now and any added later, are solved with them.
+    pub(crate) fn couple(&mut self, bodies: Vec<CoupledBody>) {
+        self.coupled_of = bodies
+            .iter()
+            .enumerate()
+            .map(|(k, b)| (b.body, k as u32))
+            .collect();
+        self.coupled = bodies;
+        self.sort_body_contacts();
+    }
+
+    /// The coupled bodies' slots.
+    pub(crate) fn coupled_slots(&self) -> Vec<u32> {
+        self.coupled.iter().map(|b| b.body).collect()
+    }
+
+    /// The coupled body of the world's body `slot`, if it is one.
+    pub(crate) fn coupled_body(&self, slot: u32) -> Option<&CoupledBody> {
+        let k = *self.coupled_of.get(&slot)?;
+        self.coupled.get(k as usize)
+    }
+
+    /// Tags each body contact with its coupled body (and its arm).
+    pub(super) fn tag_coupled(&mut self) {
+        if self.coupled.is_empty() {
+            return;
+        }
+        for c in &mut self.body_contacts {
+            c.coupled = UNCOUPLED;
+            if let Some(&k) = self.coupled_of.get(&c.body) {
+                c.coupled = k;
+                let k = k as usize;
+                // Its impulses go where it touches at the end pose.
+                c.point = self.coupled[k].com + c.arm;
+            }
+        }
+    }
+
+    /// Substep start: each coupled body goes on at its extra velocity.
+    pub(super) fn predict_coupled(&mut self, h: f32) {
+        for b in &mut self.coupled {
+            b.lin0 = b.lin;
+            b.ang0 = b.ang;
+            b.lin += b.dv * h;
+            b.ang += b.dw * h;
+        }
+    }
+
+    /// Substep end: each coupled body's extra velocity from its move.
+    pub(super) fn finish_coupled(&mut self, h: f32) {
+        for b in &mut self.coupled {
+            b.dv = (b.lin - b.lin0) / h;
+            b.dw = (b.ang - b.ang0) / h;
+        }
+    }
+
+    /// The coupled bodies' contacts (one pass; see [`solve_coupled`]).
+    pub(super) fn solve_coupled_pass(&mut self, h: f32) {
+        let from = self.coupled_split;
+        solve_coupled(
+            &mut self.body_contacts[from..],
+            &mut self.coupled,
+            &self.segs,
+            &self.w,
+            &mut self.x,
+            &self.prev,
+            h,
+        );
+    }
+
+    /// The restitution of a coupled body's contact `k` (the normal speed
+    /// to add, `dv`, shared with the body as its correction is).
+    pub(super) fn restitute_coupled(&mut self, k: usize, dv: f32) {
+        let bc = self.body_contacts[k];
+        let [(i0, f0), (i1, f1)] = bc.weights(&self.segs);
+        let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
+        let denom = f0 * a0 + f1 * a1;
+        let share = moving_share(&self.w, [(i0, f0), (i1, f1)]);
+        let b = &mut self.coupled[bc.coupled as usize];
+        let k_n = dv / (denom + share * share * b.inv_mass_along(bc.arm, bc.n));
+        self.v[i0] += bc.n * (k_n * a0);
+        self.v[i1] += bc.n * (k_n * a1);
+        let j = -bc.n * (k_n * share);
+        b.dv += j * b.inv_mass;
+        b.dw += b.inv_inertia * bc.arm.cross(j);
+        self.body_contacts[k].impulse += j;
+    }
+
+    /// A coupled body's normal speed at contact `bc` beyond its path.
+    pub(super) fn coupled_speed(&self, bc: &BodyContact) -> f32 {
+        self.coupled
+            .get(bc.coupled as usize)
+            .map_or(0.0, |b| bc.n.dot(b.dv + b.dw.cross(bc.arm)))
+    }
+}
+
+/// Coupled body contacts: as [`super::kernels::solve_body_contacts`], the
+/// plane moved with the body's extra motion, and each correction shared
+/// with the body by inverse mass (see the module documentation).
+fn solve_coupled(
+    contacts: &mut [BodyContact],
+    bodies: &mut [CoupledBody],
+    segs: &[Seg],
+    w: &[f32],
+    x: &mut [Vec3],
+    prev: &[Vec3],
+    h: f32,
+) {
+    for bc in contacts {
+        let Some(([(i0, f0), (i1, f1)], [a0, a1], denom)) = contact_ends(bc, segs, w) else {
+            continue;
+        };
+        let b = &mut bodies[bc.coupled as usize];
+        let moved = b.moved(bc.arm);
+        let offset = bc.offset + bc.n.dot(moved);
+        let (xs, c) = body_gap(bc, [(i0, f0), (i1, f1)], w, x, 0, offset);
+        if c >= 0.0 {
+            continue;
+        }
+        let slide = xs - (prev[i0] * f0 + prev[i1] * f1) - bc.slide - (moved - b.moved0(bc.arm));
+        let corr = contact_correction(bc.n, -c, slide, bc.mu);
+        let share = moving_share(w, [(i0, f0), (i1, f1)]);
+        // The normal and the friction part, each by the inverse masses
+        // along it.
+        let normal = bc.n * corr.dot(bc.n);
+        let tangent = corr - normal;
+        let t_len = tangent.length();
+        let mut lam = normal / (denom + share * share * b.inv_mass_along(bc.arm, bc.n));
+        if t_len > 0.0 {
+            let wt = b.inv_mass_along(bc.arm, tangent / t_len);
+            lam += tangent / (denom + share * share * wt);
+        }
+        x[i0] += lam * a0;
+        x[i1] += lam * a1;
+        let j = -lam * share;
+        b.push(bc.arm, j);
+        bc.lambda += -c;
+        bc.impulse += j / h;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A free segment (two particles of 0.1 kg) 1 cm deep in a coupled
+    /// body's face at its middle, the body 0.2 kg: the correction is
+    /// shared by inverse mass along the normal (`Σ f²w = 5` against the
+    /// body's `1/M + (r×n)·I⁻¹(r×n)`), the contact then holds exactly,
+    /// and the body takes the momentum the particles took. With the lever
+    /// along the normal (a ball's), the body does not turn; off it, it
+    /// turns, and gives way more.
+    #[test]
+    fn a_contact_shares_its_correction_with_a_coupled_body_by_inverse_mass() {
+        let h = 1.0 / 240.0;
+        let segs = [Seg {
+            p: 0,
+            cable: 0,
+            rest: 0.2,
+            compliance: 1e-6,
+        }];
+        let w = [10.0, 10.0];
+        for (arm, turns) in [
+            (Vec3::new(0.0, 0.3, 0.0), false),
+            (Vec3::new(0.4, 0.3, 0.0), true),
+        ] {
+            let start = [Vec3::new(-0.1, -0.01, 0.0), Vec3::new(0.1, -0.01, 0.0)];
+            let mut x = start;
+            let mut c = BodyContact::new(0, 0.5, Vec3::Y, Vec3::ZERO, 0.0, 0.0, 0.0, 0, true);
+            c.coupled = 0;
+            c.arm = arm;
+            let inertia = Mat3::from_diagonal(Vec3::splat(50.0));
+            let mut bodies = [CoupledBody::new(0, -arm, 5.0, inertia)];
+            let wb = bodies[0].inv_mass_along(arm, Vec3::Y);
+            assert_eq!(wb > 5.0, turns, "the lever's share: {wb}");
+            let mut contacts = [c];
+            for _ in 0..3 {
+                solve_coupled(&mut contacts, &mut bodies, &segs, &w, &mut x, &start, h);
+            }
+            let b = bodies[0];
+            let (point, body) = ((x[0].y + x[1].y) * 0.5, b.moved(arm).y);
+            // The particles' point and the body's point each moved by its
+            // share of the depth, and they touch.
+            assert!(
+                (point - (-0.01 + 0.01 * 5.0 / (5.0 + wb))).abs() < 1e-6,
+                "{point}"
+            );
+            assert!((body - (-0.01 * wb / (5.0 + wb))).abs() < 1e-6, "{body}");
+            assert!((point - body).abs() < 1e-6);
+            assert_eq!(b.ang != Vec3::ZERO, turns, "turned: {}", b.ang);
+            // Momentum: the particles' gain is the body's impulse, and
+            // the body's linear move is that impulse over its mass.
+            let gained: Vec3 = (0..2).map(|i| (x[i] - start[i]) / (w[i] * h)).sum();
+            assert!((gained + contacts[0].impulse).length() < 1e-4);
+            assert!((b.lin - contacts[0].impulse * h * b.inv_mass).length() < 1e-7);
+        }
+    }
+}
