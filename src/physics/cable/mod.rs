@@ -84,8 +84,8 @@
 //!    with the cable as a fixed point; `world/cable_supports.rs`, `CableSupport`),
 //!    so the body rests on the cable instead of sinking in and being
 //!    pushed out.
-//!    A dynamic body that nothing pinches (awake, its segments held from
-//!    no other side and pinned at no more than one end) is *coupled*
+//!    A dynamic body whose segments nothing holds from their other side
+//!    (awake; a segment's own pin does not count) is *coupled*
 //!    (`solver/coupled.rs`): it moves beyond its path by what its contacts
 //!    give it within the stage, each correction shared between the
 //!    segment's particles and the body by their inverse masses along it
@@ -98,8 +98,9 @@
 //!    ball a step late, one way, then the other harder: of 120 balls
 //!    thrown at 2–20 m/s at a rope pinned at both ends, 21 got past it and
 //!    92 gained kinetic energy (up to 596-fold); now none does. A coupled
-//!    body takes no supports (a rope gives way about its pin), and a held
-//!    particle's momentum goes to it where its contact touches it. The
+//!    body takes no supports and no bound on its impulses (a rope gives
+//!    way about its pin), and a held particle's momentum goes to it (after
+//!    the stage) where its contact touches it. The
 //!    bodies are still solved before the cables: the rigid solve does not
 //!    see the cables' pull within its step. A sleeping body holds
 //!    cables as a static one does; they wake it only for more than a load

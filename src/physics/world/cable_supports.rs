@@ -21,12 +21,6 @@ fn pinned(sys: &CableSystem, seg: usize) -> bool {
     sys.w[p] == 0.0 || sys.w[p + 1] == 0.0
 }
 
-/// Whether both particles of segment `seg` are pinned (it cannot move).
-pub(super) fn fixed(sys: &CableSystem, seg: usize) -> bool {
-    let p = sys.segs[seg].p as usize;
-    sys.w[p] == 0.0 && sys.w[p + 1] == 0.0
-}
-
 /// What holds a segment from the side away from a body.
 #[derive(Clone, Copy, Debug)]
 enum Holder {
@@ -322,6 +316,11 @@ impl World {
         }
         for c in &sys.body_contacts {
             if !c.dynamic || c.impulse == Vec3::ZERO {
+                continue;
+            }
+            // (A coupled body's impulses are what it moved by in the
+            // stage: they stay whole.)
+            if sys.coupled_body(c.body).is_some() {
                 continue;
             }
             let s = add(&mut sums, c.body, c.impulse, c.point);

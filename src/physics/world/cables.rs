@@ -1,6 +1,6 @@
 //! Stage 7 of the step: cables (see `physics/cable/`).
 
-use super::cable_supports::{fixed, Pinch};
+use super::cable_supports::Pinch;
 use super::continuous::angle_between;
 use super::World;
 use crate::physics::aabb::Aabb;
@@ -239,9 +239,10 @@ impl World {
     /// The dynamic bodies that move in the stage by what their cable
     /// contacts give them (`cable/solver/coupled.rs`): those awake with
     /// contacts at the stage's start, none of whose segments is held from
-    /// its other side then, or pinned at both ends (those keep their
-    /// bounded impulses and supports; a segment pinned at one end gives
-    /// way about its pin).
+    /// its other side then (those keep their bounded impulses and
+    /// supports). A segment pinned at one end gives way about its pin, so
+    /// it does not keep a body from being coupled (one pinned at both ends
+    /// has no body contacts).
     fn coupled_bodies(&self, sys: &CableSystem) -> Vec<CoupledBody> {
         let awake = |c: &BodyContact| {
             c.dynamic
@@ -258,7 +259,7 @@ impl World {
         let mut touched = std::collections::BTreeSet::new();
         for c in sys.body_contacts.iter().filter(|c| awake(c)) {
             touched.insert(c.body);
-            if pinch.held_behind(c) || fixed(sys, c.seg as usize) {
+            if pinch.held_behind(c) {
                 pinched.insert(c.body);
             }
         }
@@ -438,7 +439,7 @@ impl World {
             if meets(a, b, &pose_now) && !meets(sys.prev[p], sys.prev[p + 1], &pose_before) {
                 // Where the substep began, carried along with the body: as
                 // clear of it as it was then.
-                let carry = mv.is_some() && !multi.contains(&c.seg);
+                let carry = (mv.is_some() || coupled.is_some()) && !multi.contains(&c.seg);
                 let carried = |q: Vec3| {
                     if carry {
                         pose_now.transform_point(pose_before.inverse_transform_point(q))

@@ -83,7 +83,7 @@ pub(super) fn solve_body_contacts(
         let Some(([(i0, f0), (i1, f1)], [a0, a1], denom)) = contact_ends(bc, segs, w) else {
             continue;
         };
-        let (xs, c) = body_gap(bc, [(i0, f0), (i1, f1)], w, x, x0, bc.offset);
+        let (xs, c, _) = body_gap(bc, [(i0, f0), (i1, f1)], w, x, x0, bc.offset);
         if c >= 0.0 {
             continue;
         }
@@ -111,9 +111,10 @@ pub(super) fn contact_ends(bc: &BodyContact, segs: &[Seg], w: &[f32]) -> Option<
     (denom > 0.0).then_some(([(i0, f0), (i1, f1)], [a0, a1], denom))
 }
 
-/// A body contact's point on the segment's axis and how far it is out of
-/// the plane at `offset` (less the radius; negative: in). `x` holds
-/// particles `x0..`.
+/// A body contact's point on the segment's axis, how far it is out of
+/// the plane at `offset` (less the radius; negative: in), and how much that
+/// changes as the plane moves (the weights of the ends whose depth counts).
+/// `x` holds particles `x0..`.
 #[inline]
 pub(super) fn body_gap(
     bc: &BodyContact,
@@ -122,10 +123,10 @@ pub(super) fn body_gap(
     x: &[Vec3],
     x0: usize,
     offset: f32,
-) -> (Vec3, f32) {
+) -> (Vec3, f32, f32) {
     let xs = x[i0 - x0] * f0 + x[i1 - x0] * f1;
-    let c = if w[i0] > 0.0 && w[i1] > 0.0 {
-        bc.n.dot(xs) - offset - bc.radius
+    if w[i0] > 0.0 && w[i1] > 0.0 {
+        (xs, bc.n.dot(xs) - offset - bc.radius, 1.0)
     } else {
         // One end pinned (the other moves): each end's own distance, the
         // pinned end's depth taken as none. It is not the other particle's
@@ -133,11 +134,15 @@ pub(super) fn body_gap(
         // error of it (1e-7 m) would throw the particle metres away.
         let end = |i: usize, f: f32| {
             let d = bc.n.dot(x[i - x0]) - offset - bc.radius;
-            f * if w[i] == 0.0 { d.max(0.0) } else { d }
+            if w[i] > 0.0 || d > 0.0 {
+                (f * d, f)
+            } else {
+                (0.0, 0.0)
+            }
         };
-        end(i0, f0) + end(i1, f1)
-    };
-    (xs, c)
+        let ((c0, k0), (c1, k1)) = (end(i0, f0), end(i1, f1));
+        (xs, c0 + c1, k0 + k1)
+    }
 }
 
 /// The share of a body contact's correction that particles with mass

@@ -99,12 +99,15 @@ impl CableSystem {
                 0.0
             } else {
                 bc.n.dot(bc.motion) / self.step
-            } + self.coupled_speed(&bc);
-            let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1) - vb;
+            };
+            let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1)
+                - vb
+                - self.coupled_speed(&bc, true);
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;
             }
-            let vn = bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb;
+            let vn =
+                bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb - self.coupled_speed(&bc, false);
             let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
             let denom = f0 * a0 + f1 * a1;
             let dv = -bc.e * vn0 - vn;
