@@ -320,7 +320,7 @@ impl World {
             }
             // (A coupled body's impulses are what it moved by in the
             // stage: they stay whole.)
-            if sys.coupled_body(c.body).is_some() {
+            if sys.coupled_body(c).is_some() {
                 continue;
             }
             let s = add(&mut sums, c.body, c.impulse, c.point);
@@ -417,7 +417,7 @@ impl World {
             // (A coupled body moved with its cables in the stage: it
             // needs no support from them.)
             if !c.dynamic
-                || sys.coupled_body(c.body).is_some()
+                || sys.coupled_body(c).is_some()
                 || separation.is_nan()
                 || separation >= reach
                 || (held.contains(&c.body)

@@ -280,11 +280,8 @@ impl World {
     /// Each coupled body takes the displacement and rotation the stage
     /// gave it beyond its path (its velocity took the impulses).
     fn move_coupled_bodies(&mut self, sys: &CableSystem) {
-        for slot in sys.coupled_slots() {
-            let Some(cb) = sys.coupled_body(slot).copied() else {
-                continue;
-            };
-            let Some(b) = self.bodies.by_index_mut(slot) else {
+        for cb in sys.coupled_bodies() {
+            let Some(b) = self.bodies.by_index_mut(cb.body) else {
                 continue;
             };
             let (com, rotation) = cb.displaced(b.com, b.pose.rotation, true);
@@ -405,7 +402,7 @@ impl World {
             // Both ends beyond the body's support plane along the contact's
             // normal keep the segment out (the common case, resting on a
             // face; a moving body has no fixed plane).
-            let coupled = sys.coupled_body(c.body);
+            let coupled = sys.coupled_body(c);
             if mv.is_none()
                 && coupled.is_none()
                 && c.n.dot(a) >= c.support

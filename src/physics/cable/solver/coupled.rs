@@ -132,15 +132,14 @@ impl CableSystem {
         self.sort_body_contacts();
     }
 
-    /// The coupled bodies' slots.
-    pub(crate) fn coupled_slots(&self) -> Vec<u32> {
-        self.coupled.iter().map(|b| b.body).collect()
+    /// The stage's coupled bodies.
+    pub(crate) fn coupled_bodies(&self) -> &[CoupledBody] {
+        &self.coupled
     }
 
-    /// The coupled body of the world's body `slot`, if it is one.
-    pub(crate) fn coupled_body(&self, slot: u32) -> Option<&CoupledBody> {
-        let k = *self.coupled_of.get(&slot)?;
-        self.coupled.get(k as usize)
+    /// The coupled body of contact `c`, if its body is one.
+    pub(crate) fn coupled_body(&self, c: &BodyContact) -> Option<&CoupledBody> {
+        self.coupled.get(c.coupled as usize)
     }
 
     /// Tags each body contact with its coupled body (and its arm).
@@ -197,9 +196,10 @@ impl CableSystem {
     /// to add, `dv`, shared with the body as its correction is).
     pub(super) fn restitute_coupled(&mut self, k: usize, dv: f32) {
         let bc = self.body_contacts[k];
-        let [(i0, f0), (i1, f1)] = bc.weights(&self.segs);
-        let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
-        let denom = f0 * a0 + f1 * a1;
+        let Some(([(i0, f0), (i1, f1)], [a0, a1], denom)) = contact_ends(&bc, &self.segs, &self.w)
+        else {
+            return;
+        };
         let share = moving_share(&self.w, [(i0, f0), (i1, f1)]);
         let b = &mut self.coupled[bc.coupled as usize];
         // The body's normal speed counts whole (`coupled_speed`), so its
@@ -216,7 +216,7 @@ impl CableSystem {
     /// A coupled body's normal speed at contact `bc` beyond its path, at
     /// the substep's start (`start`) or now.
     pub(super) fn coupled_speed(&self, bc: &BodyContact, start: bool) -> f32 {
-        self.coupled.get(bc.coupled as usize).map_or(0.0, |b| {
+        self.coupled_body(bc).map_or(0.0, |b| {
             let (v, w) = if start { (b.dv0, b.dw0) } else { (b.dv, b.dw) };
             bc.n.dot(v + w.cross(bc.arm))
         })
