@@ -100,14 +100,19 @@
 //!    92 gained kinetic energy (up to 596-fold); now none does. A coupled
 //!    body takes no supports and no bound on its impulses (a rope gives
 //!    way about its pin), and a held particle's momentum goes to it (after
-//!    the stage) where its contact touches it. The
+//!    the stage) where its contact touches it. The chains touching a
+//!    coupled body take more passes after the substep's, until its
+//!    contacts converge (at most 16 per pass): a body hundreds of times
+//!    heavier than the particles gives way only its share in each. The
 //!    bodies are still solved before the cables: the rigid solve does not
 //!    see the cables' pull within its step. A sleeping body holds
 //!    cables as a static one does; they wake it only for more than a load
 //!    (down, 1.5× the touching cables' weight over the step; up, 1.5× the
 //!    body's; across, too little to move it), for sideways pulls adding
 //!    up, or for a touching cable moving faster than twice the sleep speed
-//!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep.
+//!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep;
+//!    woken so, a body takes the step's gravity it missed asleep with the
+//!    cables' impulses (a box on a rope bridge was thrown up at g·dt).
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm of touching: each keeps
 //!    `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s` and `u` those of the

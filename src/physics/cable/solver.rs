@@ -81,6 +81,9 @@ pub struct CableStats {
     pub impacts: u64,
     /// Interval subdivisions of those thick-segment queries.
     pub subdivisions: u64,
+    /// Extra passes over the chains that touch coupled bodies
+    /// (`solver/coupled.rs`), over all substeps.
+    pub coupled_passes: u64,
     /// Particles held at their substep start by the fail-safe.
     pub frozen: u64,
     /// Particles held where the substep began because their segment cut
@@ -618,6 +621,9 @@ impl CableSystem {
         for _ in 0..iterations {
             self.solve_pass(inv_h2, h, par);
         }
+        if !self.coupled.is_empty() {
+            self.solve_coupled_chains(inv_h2, h, iterations);
+        }
         self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
     }
 
@@ -657,7 +663,7 @@ impl CableSystem {
             solve_pairs(&c.list, &mut c.lambda, &mut self.x, 0);
         }
         if !self.coupled.is_empty() {
-            self.solve_coupled_pass(h);
+            let _ = self.solve_coupled_pass(h);
         }
     }
 

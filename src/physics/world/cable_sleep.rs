@@ -18,6 +18,10 @@
 //! sleeps on its own: a heap is one island that some cable always
 //! disturbs somewhere.
 //!
+//! A sleeping body the cables wake takes the step's gravity, which it
+//! missed asleep, with their impulses, which held it up against it
+//! (`apply_cable_impulses`).
+//!
 //! Before each stage a sleeping cable wakes when an awake cable's segment
 //! with a particle faster than four times the sleep speed may come within
 //! 5 mm of it in the step, or a body that moved in the step may reach it
@@ -190,11 +194,17 @@ impl World {
         sys: &CableSystem,
         scale: &HashMap<u32, f32>,
         loads: &[Load],
+        dt: f32,
     ) {
         // A sleeping body holds cables as a static one does: it wakes (with
         // its island) when they do more than rest on it, move as they touch
         // it, or (a little each step) pull it sideways by as much as the
-        // sleep speed; else their impulses are dropped.
+        // sleep speed; else their impulses are dropped. Woken so, it takes
+        // the step's gravity it missed asleep as well as the cables'
+        // impulses, which held it up against that gravity: without it, a
+        // box resting on a rope bridge was thrown up at g·dt (0.16 m/s)
+        // each time it woke, fell asleep again a second later, and never
+        // came to rest.
         let threshold = self.settings.sleep.speed_threshold;
         let mut woken = Vec::new();
         for l in loads {
@@ -210,8 +220,12 @@ impl World {
                 woken.push(l.body);
             }
         }
+        let gravity = self.settings.gravity * dt;
         for &slot in &woken {
             self.wake_index(slot);
+            if let Some(b) = self.bodies.by_index_mut(slot) {
+                b.linear_velocity += gravity;
+            }
         }
         let bodies = &self.bodies;
         self.cable_drift

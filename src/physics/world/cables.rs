@@ -227,7 +227,7 @@ impl World {
         let scale = self.impulse_bounds(&sys, pinch.as_ref());
         let loads = self.cable_loads(&sys, &scale, dt);
         sys.store(&mut self.cables);
-        self.apply_cable_impulses(&sys, &scale, &loads);
+        self.apply_cable_impulses(&sys, &scale, &loads, dt);
         self.move_coupled_bodies(&sys);
         self.find_cable_supports(&sys, pinch.as_ref());
         self.update_cable_sleep(&sys, dt);

@@ -158,6 +158,13 @@ impl ChainGroup {
         &self.lanes
     }
 
+    /// Whether particle `i` is in one of the group's lanes.
+    pub(super) fn holds(&self, i: usize) -> bool {
+        self.lanes
+            .iter()
+            .any(|&(first, count)| i >= first && i < first + count)
+    }
+
     /// Forgets the links' accumulated corrections λ (a new substep).
     pub(super) fn reset(&mut self) {
         self.lambda.iter_mut().for_each(|r| *r = [0.0; GROUP]);
