@@ -982,3 +982,47 @@ fn heavy_bodies_dropped_on_pinned_ropes_never_add_energy() {
         failures.len()
     );
 }
+
+/// A 1 kg ball thrown at 2 m/s at the middle of a free 1 kg segment (zero
+/// gravity), both of restitution `e`: the ball is coupled, and the two
+/// leave as a head-on collision of equal masses says, the ball at
+/// `(1 − e)/2` of its speed and the segment at `(1 + e)/2`, momentum kept,
+/// for e = 0, 0.5 and 1 (the coupled contact's restitution,
+/// `restitute_coupled`, shares the change as its correction is shared).
+#[test]
+fn a_ball_thrown_at_a_free_segment_leaves_as_restitution_says() {
+    let v0 = 2.0;
+    for e in [0.0, 0.5, 1.0] {
+        let mut w = world(Vec3::ZERO);
+        let mut spec = CableSpec::new([-0.2, 0.0, 0.0], [0.2, 0.0, 0.0], 1);
+        spec.radius = 0.02;
+        spec.mass = 1.0;
+        spec.restitution = e;
+        let cable = w.add_cable(&spec).unwrap();
+        let ball = w
+            .add_body(
+                &BodySpec::new(ShapeSpec::Sphere { radius: 0.1 })
+                    .mass(1.0)
+                    .restitution(e)
+                    .position([0.0, 0.17, 0.0])
+                    .linear_velocity([0.0, -v0, 0.0]),
+            )
+            .unwrap();
+        for _ in 0..30 {
+            w.step();
+        }
+        let vb = w.body(ball).unwrap().linear_velocity;
+        let c = w.cable(cable).unwrap();
+        let vc = (c.v[0] + c.v[1]) * 0.5;
+        let (want_b, want_c) = (-v0 * (1.0 - e) / 2.0, -v0 * (1.0 + e) / 2.0);
+        assert!(
+            (vb.y - want_b).abs() < 0.05 * v0 && (vc.y - want_c).abs() < 0.05 * v0,
+            "e = {e}: ball {vb} (want {want_b}), segment {vc} (want {want_c})"
+        );
+        assert!(
+            (vb + vc + Vec3::new(0.0, v0, 0.0)).length() < 1e-3,
+            "e = {e}: momentum {}",
+            vb + vc
+        );
+    }
+}
