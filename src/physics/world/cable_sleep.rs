@@ -199,8 +199,8 @@ impl World {
         // A sleeping body holds cables as a static one does: it wakes (with
         // its island) when they do more than rest on it, move as they touch
         // it, or (a little each step) pull it sideways by as much as the
-        // sleep speed; else their impulses are dropped. Woken so, it takes
-        // the step's gravity it missed asleep as well as the cables'
+        // sleep speed; else their impulses are dropped. Woken so, it (and
+        // its island) takes the step's gravity it missed asleep as well as the cables'
         // impulses, which held it up against that gravity: without it, a
         // box resting on a rope bridge was thrown up at g·dt (0.16 m/s)
         // each time it woke, fell asleep again a second later, and never
@@ -220,10 +220,22 @@ impl World {
                 woken.push(l.body);
             }
         }
-        let gravity = self.settings.gravity * dt;
+        // (Every body that wakes: those woken and their islands.)
+        let asleep: Vec<u32> = if woken.is_empty() {
+            Vec::new()
+        } else {
+            self.bodies
+                .iter()
+                .filter(|(_, b)| b.sleeping && b.is_dynamic())
+                .map(|(h, _)| h.index)
+                .collect()
+        };
         for &slot in &woken {
             self.wake_index(slot);
-            if let Some(b) = self.bodies.by_index_mut(slot) {
+        }
+        let gravity = self.settings.gravity * dt;
+        for slot in asleep {
+            if let Some(b) = self.bodies.by_index_mut(slot).filter(|b| !b.sleeping) {
                 b.linear_velocity += gravity;
             }
         }

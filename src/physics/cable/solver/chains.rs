@@ -15,7 +15,9 @@
 //! cables, whose particles are contiguous) side by side: row `k` holds the
 //! `k`-th particle of every lane, and each step works on a row as vectors.
 //! A lane's arithmetic never mixes with another's, so a cable's result does
-//! not depend on the grouping, bit for bit.
+//! not depend on the grouping, bit for bit (but for the extra passes a
+//! group takes when one of its cables touches a coupled body, `coupled.rs`:
+//! its other lanes take them too).
 
 // Lane loops index several rows at the same lane, as vector code does.
 #![allow(clippy::needless_range_loop)]
@@ -163,6 +165,13 @@ impl ChainGroup {
         self.lanes
             .iter()
             .any(|&(first, count)| i >= first && i < first + count)
+    }
+
+    /// The particles of each lane (none: an empty range).
+    pub(super) fn lane_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.lanes
+            .iter()
+            .map(|&(first, count)| first..first + count)
     }
 
     /// Forgets the links' accumulated corrections λ (a new substep).
