@@ -7,8 +7,10 @@
 //!
 //! A cable rests while its particles' root mean square speed is under the
 //! sleep speed, none of them faster than twice that, and no awake dynamic
-//! body has a contact with it; after the sleep time of rest it falls
-//! asleep. Asleep, its velocities are zero and the stage loads its
+//! body has a contact with it that moves or rests on it through a support;
+//! after the sleep time of rest it falls asleep, but if a resting body
+//! without supports (a coupled one) touches it, only in the step that body
+//! falls asleep (`sleep_waiting_cables`). Asleep, its velocities are zero and the stage loads its
 //! particles as pinned: it is in no chain solve, no body contact and no
 //! pair with another segment that cannot move, and it holds what rests on
 //! it as a static body would (the rigid solver's supports of bodies
@@ -499,18 +501,36 @@ impl World {
     /// rested the sleep time falls asleep, its velocities zero.
     pub(super) fn update_cable_sleep(&mut self, sys: &CableSystem, dt: f32) {
         let settings = self.settings.sleep;
-        // Cables with a contact with an awake dynamic body (which may rest
-        // on them through a support that takes their impulse: asleep, they
-        // would give it no contact, and it would sink in and wake them).
-        let mut near_body = vec![false; self.cables.len()];
+        // Cables with a contact with an awake dynamic body do not rest
+        // while it is awake if it rests on them through a support (which
+        // takes their impulse: asleep before the body, they would give it
+        // no contact, and it would sink in and wake them), nor while any
+        // other moves (did not rest in the last step). One that rests
+        // without supports (a coupled body, `solver/coupled.rs`) lets them
+        // rest, and they fall asleep with it, in the same step
+        // (`sleep_waiting_cables`): a box on a rope bridge fell asleep
+        // alone, the ropes under it, still awake, woke it about once a
+        // second, and they could not sleep while it was awake on them.
+        let supported: std::collections::HashSet<u32> =
+            self.cable_supports.iter().map(|s| s.body).collect();
+        let mut near_moving = vec![false; self.cables.len()];
+        let mut touching: Vec<(u32, u32)> = Vec::new();
         for c in &sys.body_contacts {
-            if c.dynamic && self.bodies.by_index(c.body).is_some_and(|b| !b.sleeping) {
-                near_body[sys.segs[c.seg as usize].cable as usize] = true;
+            let Some(b) = self.bodies.by_index(c.body) else {
+                continue;
+            };
+            if c.dynamic && !b.sleeping {
+                let cable = sys.segs[c.seg as usize].cable;
+                near_moving[cable as usize] |= b.sleep_time <= 0.0 || supported.contains(&c.body);
+                if !touching.contains(&(cable, c.body)) {
+                    touching.push((cable, c.body));
+                }
             }
         }
+        self.cable_sleep_wait.clear();
         let slow = settings.speed_threshold * settings.speed_threshold;
         let mut first = 0;
-        for (c, near_body) in self.cables.iter_mut().zip(near_body) {
+        for (k, (c, near_moving)) in self.cables.iter_mut().zip(near_moving).enumerate() {
             let start = &sys.start[first..first + c.x.len()];
             first += c.x.len();
             if c.sleeping {
@@ -531,11 +551,38 @@ impl World {
                 most = most.max(speed2);
             }
             let resting = settings.enabled
-                && !near_body
+                && !near_moving
                 && sum < slow * c.v.len() as f32
                 && most < SLEEP_PEAK * SLEEP_PEAK * slow;
             c.sleep_time = if resting { c.sleep_time + dt } else { 0.0 };
             if resting && c.sleep_time >= settings.time_to_sleep {
+                let held = touching.iter().filter(|t| t.0 == k as u32);
+                let before = self.cable_sleep_wait.len();
+                self.cable_sleep_wait.extend(held);
+                if self.cable_sleep_wait.len() == before {
+                    c.sleeping = true;
+                    c.v.fill(Vec3::ZERO);
+                    self.sleepers.invalidate();
+                }
+            }
+        }
+    }
+
+    /// After the bodies' sleep (`update_sleep`): each cable that rested
+    /// long enough but touched awake bodies (`cable_sleep_wait`) falls
+    /// asleep if they all just did.
+    pub(super) fn sleep_waiting_cables(&mut self) {
+        let waiting = std::mem::take(&mut self.cable_sleep_wait);
+        for (k, &(cable, _)) in waiting.iter().enumerate() {
+            // (Each cable once: at its first pair.)
+            if waiting[..k].iter().any(|w| w.0 == cable) {
+                continue;
+            }
+            let all_asleep = waiting
+                .iter()
+                .filter(|w| w.0 == cable)
+                .all(|w| self.bodies.by_index(w.1).is_some_and(|b| b.sleeping));
+            if let Some(c) = self.cables.get_mut(cable as usize).filter(|_| all_asleep) {
                 c.sleeping = true;
                 c.v.fill(Vec3::ZERO);
                 self.sleepers.invalidate();

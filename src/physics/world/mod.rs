@@ -124,6 +124,10 @@ pub struct World {
     /// Each sleeping body's (slot) cable impulses across gravity dropped
     /// since it fell asleep: a steady small pull adds up and wakes it.
     cable_drift: HashMap<u32, Vec3>,
+    /// Cables that rested long enough to sleep in the last cable stage but
+    /// touch awake bodies (each pair: cable index, body slot): each falls
+    /// asleep with those bodies, in the same step (`world/cable_sleep.rs`).
+    cable_sleep_wait: Vec<(u32, u32)>,
     /// The sleeping cables' segments in a grid (for waking them), kept
     /// while no cable falls asleep, wakes, comes or goes.
     sleepers: cable_sleep::Sleepers,
@@ -171,6 +175,7 @@ impl World {
             support_constraints: Vec::new(),
             cable_rest_speed: Vec::new(),
             cable_drift: HashMap::new(),
+            cable_sleep_wait: Vec::new(),
             sleepers: Default::default(),
             cable_stats: Default::default(),
             moved_cables: Vec::new(),
@@ -973,6 +978,7 @@ impl World {
                 b.angular_velocity = Vec3::ZERO;
             }
         }
+        self.sleep_waiting_cables();
     }
 
     fn collect_events(&mut self) {

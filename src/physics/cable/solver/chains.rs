@@ -382,10 +382,16 @@ impl ChainGroup {
     /// pinned at both ends and 0.1% taut zigzagged at 0.1 m/s for good
     /// (1% taut, at 1–3 m/s), and never slept. Solved with `K`, as
     /// backward Euler does, a zigzag shrinks by `1/(1 + ω²h²)` instead.
-    /// `K` has no part along a link, so the links' lengths are solved as
-    /// before; a translation is left as it was, and momentum is kept
-    /// (pinned particles take what they are given). Block tridiagonal
-    /// (3 × 3), diagonally dominant: one elimination and one substitution.
+    /// `K` has no part along a link, so along a straight chain the links'
+    /// lengths are solved as before (at a bend, a neighbour's stiffness
+    /// reaches along a link and holds back part of the first pass's length
+    /// correction there, which the later passes finish; λ keeps the pass's
+    /// whole correction). A translation is left as it was, and momentum is
+    /// kept (pinned particles take what they are given). Block tridiagonal
+    /// (3 × 3): one elimination and one substitution; each pivot is `w`
+    /// times a Schur complement of the positive definite `W⁻¹ + K`, at
+    /// least the identity, so none is singular. The gate is per lane: a
+    /// lane's other cables are treated with its taut one.
     /// Called for a lane where `w·Σc` (`c` in `off`) reaches
     /// [`TENSION_IMPLICIT`] somewhere (slack or lightly loaded chains: the
     /// step is a small fraction of the offset, and stable), on the
