@@ -405,7 +405,8 @@ pub struct Cable {
     pub sleeping: bool,
     /// Seconds it has rested (its particles' root mean square speed under
     /// the sleep speed, none faster than twice that, no awake dynamic body
-    /// in contact).
+    /// in contact but resting ones without supports:
+    /// `world/cable_sleep.rs`).
     pub sleep_time: f32,
 }
 

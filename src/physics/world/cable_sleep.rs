@@ -7,10 +7,12 @@
 //!
 //! A cable rests while its particles' root mean square speed is under the
 //! sleep speed, none of them faster than twice that, and no awake dynamic
-//! body has a contact with it that moves or rests on it through a support;
-//! after the sleep time of rest it falls asleep, but if a resting body
-//! without supports (a coupled one) touches it, only in the step that body
-//! falls asleep (`sleep_waiting_cables`). Asleep, its velocities are zero and the stage loads its
+//! body has a contact with it that did not rest in the last step or rests
+//! on it through a support; after the sleep time of rest it falls asleep,
+//! but if a resting body without supports (a coupled one) touches it, only
+//! in the step that body falls asleep (`sleep_waiting_cables`; it began
+//! resting a step after the body, whose rest it reads from the last step,
+//! so it waits from a step short of the sleep time). Asleep, its velocities are zero and the stage loads its
 //! particles as pinned: it is in no chain solve, no body contact and no
 //! pair with another segment that cannot move, and it holds what rests on
 //! it as a static body would (the rigid solver's supports of bodies
@@ -496,9 +498,11 @@ impl World {
 
     /// After the stage: each awake cable that rested this step (its
     /// particles' root mean square speed under the sleep speed, none faster
-    /// than twice that, no contact with an awake dynamic body) adds the
-    /// step to its rest, any other starts again; one that has
-    /// rested the sleep time falls asleep, its velocities zero.
+    /// than twice that, no contact with an awake dynamic body that did not
+    /// rest in the last step or rests on it through a support) adds the
+    /// step to its rest, any other starts again; one that has rested the
+    /// sleep time falls asleep, its velocities zero, unless awake bodies
+    /// touch it: then it waits for them (`sleep_waiting_cables`).
     pub(super) fn update_cable_sleep(&mut self, sys: &CableSystem, dt: f32) {
         let settings = self.settings.sleep;
         // Cables with a contact with an awake dynamic body do not rest
@@ -522,11 +526,12 @@ impl World {
             if c.dynamic && !b.sleeping {
                 let cable = sys.segs[c.seg as usize].cable;
                 near_moving[cable as usize] |= b.sleep_time <= 0.0 || supported.contains(&c.body);
-                if !touching.contains(&(cable, c.body)) {
-                    touching.push((cable, c.body));
-                }
+                touching.push((cable, c.body));
             }
         }
+        // By cable (each pair once).
+        touching.sort_unstable();
+        touching.dedup();
         self.cable_sleep_wait.clear();
         let slow = settings.speed_threshold * settings.speed_threshold;
         let mut first = 0;
@@ -555,14 +560,25 @@ impl World {
                 && sum < slow * c.v.len() as f32
                 && most < SLEEP_PEAK * SLEEP_PEAK * slow;
             c.sleep_time = if resting { c.sleep_time + dt } else { 0.0 };
-            if resting && c.sleep_time >= settings.time_to_sleep {
-                let held = touching.iter().filter(|t| t.0 == k as u32);
-                let before = self.cable_sleep_wait.len();
-                self.cable_sleep_wait.extend(held);
-                if self.cable_sleep_wait.len() == before {
+            // The bodies it touches (awake, resting without supports).
+            let from = touching.partition_point(|t| t.0 < k as u32);
+            let to = touching.partition_point(|t| t.0 <= k as u32);
+            let held = &touching[from..to];
+            // Touched, it began resting a step after them (their rest is
+            // read from the last step): it waits from a step short of the
+            // sleep time, and so falls asleep with them.
+            let needed = if held.is_empty() {
+                settings.time_to_sleep
+            } else {
+                settings.time_to_sleep - dt
+            };
+            if resting && c.sleep_time >= needed {
+                if held.is_empty() {
                     c.sleeping = true;
                     c.v.fill(Vec3::ZERO);
                     self.sleepers.invalidate();
+                } else {
+                    self.cable_sleep_wait.extend_from_slice(held);
                 }
             }
         }
@@ -573,19 +589,17 @@ impl World {
     /// asleep if they all just did.
     pub(super) fn sleep_waiting_cables(&mut self) {
         let waiting = std::mem::take(&mut self.cable_sleep_wait);
-        for (k, &(cable, _)) in waiting.iter().enumerate() {
-            // (Each cable once: at its first pair.)
-            if waiting[..k].iter().any(|w| w.0 == cable) {
-                continue;
-            }
-            let all_asleep = waiting
+        // (By cable, ascending: each cable's pairs side by side.)
+        for group in waiting.chunk_by(|a, b| a.0 == b.0) {
+            let cable = group[0].0;
+            let all_asleep = group
                 .iter()
-                .filter(|w| w.0 == cable)
                 .all(|w| self.bodies.by_index(w.1).is_some_and(|b| b.sleeping));
             if let Some(c) = self.cables.get_mut(cable as usize).filter(|_| all_asleep) {
                 c.sleeping = true;
                 c.v.fill(Vec3::ZERO);
                 self.sleepers.invalidate();
+                self.cable_stats.asleep += 1;
             }
         }
     }
