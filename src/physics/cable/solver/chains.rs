@@ -51,8 +51,9 @@ const TENSION_IMPLICIT: f32 = 0.05;
 
 type Row = [f32; GROUP];
 
-/// The inverse of a 3 × 3 matrix (by cofactors; the callers' are
-/// diagonally dominant).
+/// The inverse of a 3 × 3 matrix (by cofactors; the caller's are
+/// symmetric and at least the identity, see
+/// [`ChainGroup::tension_implicit`]).
 fn invert3(m: [[f32; 3]; 3]) -> [[f32; 3]; 3] {
     let c =
         |r0: usize, r1: usize, c0: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
@@ -202,9 +203,7 @@ impl ChainGroup {
 
     /// Whether particle `i` is in one of the group's lanes.
     pub(super) fn holds(&self, i: usize) -> bool {
-        self.lanes
-            .iter()
-            .any(|&(first, count)| i >= first && i < first + count)
+        self.lane_ranges().any(|r| r.contains(&i))
     }
 
     /// The particles of each lane (none: an empty range).
@@ -392,6 +391,7 @@ impl ChainGroup {
     /// times a Schur complement of the positive definite `W⁻¹ + K`, at
     /// least the identity, so none is singular. The gate is per lane: a
     /// lane's other cables are treated with its taut one.
+    ///
     /// Called for a lane where `w·Σc` (`c` in `off`) reaches
     /// [`TENSION_IMPLICIT`] somewhere (slack or lightly loaded chains: the
     /// step is a small fraction of the offset, and stable), on the

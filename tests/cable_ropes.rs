@@ -1,0 +1,373 @@
+//! Dynamic bodies on ropes, which move with their cables inside the cable
+//! stage (coupled, `cable/solver/coupled.rs`): balls thrown at a pinned
+//! rope, boxes on a rope bridge, bodies up to 2,000 times a particle's mass,
+//! restitution, and sleep on ropes.
+
+mod common;
+
+use arbiter::physics::cable::CableSpec;
+use arbiter::physics::{BodySpec, ShapeSpec, Vec3, World};
+use common::{lcg, world};
+
+/// Balls of 0.5–4 kg thrown at 2–20 m/s, without gravity, at a rope
+/// pinned at both ends (2 m, 0.5–1.5 kg, 4–33 segments, threads to 2 cm),
+/// followed for 1.5 s: every ball is thrown back (at more than 15% of
+/// its speed), none ever gets past the
+/// rope (below it where it is), the rope's centre line never gets more
+/// than 5 mm into a ball, and the kinetic energy of ball (with its spin)
+/// and rope never exceeds the ball's at the start by 1%.
+///
+/// Bodies are stepped before the cables. Before the cable stage moved
+/// bodies along their step, a ball moving more than its radius in a step
+/// found the rope deep inside it (86 of the balls at up to 15 m/s went
+/// through). Before the stage moved a ball by what its contacts gave it
+/// (`cable/solver/coupled.rs`), the ball went on a whole step into the
+/// rope without feeling it, and friction spun it a step late, one way and
+/// then the other harder: 21 of these balls got past the rope, and 92
+/// gained kinetic energy (up to 596 times as much, spinning at up to
+/// 3,700 rad/s).
+#[test]
+fn balls_thrown_at_a_pinned_rope_are_caught_not_passed() {
+    let mut seed = 3u64;
+    let mut failures = Vec::new();
+    for n in 0..120 {
+        let mut w = world(Vec3::ZERO);
+        let segments = 4 + (lcg(&mut seed) * 30.0) as u32;
+        let mut spec = CableSpec::new([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], segments);
+        spec.pinned = vec![0, segments];
+        spec.radius = [0.0, 0.005, 0.02][n % 3];
+        spec.mass = 0.5 + lcg(&mut seed);
+        let id = w.add_cable(&spec).unwrap();
+        let speed = 2.0 + 18.0 * lcg(&mut seed);
+        let radius = 0.05 + 0.05 * lcg(&mut seed);
+        let x = (lcg(&mut seed) - 0.5) * 1.4;
+        let ball = w
+            .add_body(
+                &BodySpec::new(ShapeSpec::Sphere { radius })
+                    .position([x, 1.0, 0.0])
+                    .linear_velocity([0.0, -speed, 0.0]),
+            )
+            .unwrap();
+        let start = 0.5 * w.body(ball).unwrap().mass * speed * speed;
+        let mut back: f32 = 0.0;
+        for step in 0..90 {
+            w.step();
+            let b = w.body(ball).unwrap();
+            let (p, rope) = (b.pose.position, w.cable(id).unwrap());
+            back = back.max(b.linear_velocity.y / speed);
+            // Kinetic energy: the ball's (a solid sphere's spin) and the
+            // rope's free particles'.
+            let spin = 0.2 * b.mass * radius * radius * b.angular_velocity.length_squared();
+            let rope_ke: f32 = rope
+                .v
+                .iter()
+                .zip(&rope.w)
+                .filter(|(_, &inv)| inv > 0.0)
+                .map(|(v, _)| 0.5 * rope.particle_mass * v.length_squared())
+                .sum();
+            let energy =
+                (0.5 * b.mass * b.linear_velocity.length_squared() + spin + rope_ke) / start;
+            // How far the rope's centre line is from the ball's centre.
+            let near = rope
+                .x
+                .windows(2)
+                .map(|q| {
+                    let d = q[1] - q[0];
+                    let t = ((p - q[0]).dot(d) / d.length_squared()).clamp(0.0, 1.0);
+                    (q[0] + d * t - p).length()
+                })
+                .fold(f32::MAX, f32::min);
+            // The rope's height where the ball is.
+            let below = rope
+                .x
+                .windows(2)
+                .find(|q| (q[0].x - p.x) * (q[1].x - p.x) <= 0.0)
+                .is_some_and(|q| {
+                    let t = if (q[1].x - q[0].x).abs() > 1.0e-6 {
+                        (p.x - q[0].x) / (q[1].x - q[0].x)
+                    } else {
+                        0.0
+                    };
+                    p.y + radius < q[0].y + (q[1].y - q[0].y) * t - 0.01
+                });
+            if below || near < radius - 0.005 || energy > 1.01 {
+                failures.push((n, step, speed, below, radius - near, energy));
+                break;
+            }
+        }
+        // The rope gives way (it swings about its pins): no ball is
+        // stopped dead as by a fixed point. (Held off a segment next to a
+        // pin by the rigid solve as well, as if the segment were a fixed
+        // point, three balls came back at 4–11% of their speed; the
+        // slowest now comes back at 22%.)
+        assert!(back > 0.15, "ball {n} came back at {back} of its speed");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} balls (ball, step, speed, through, centre line in, energy): {failures:?}",
+        failures.len()
+    );
+}
+
+/// A rope pinned at both ends from (−1, 0, z) to (1, 0, z): 20 segments,
+/// 0.5 kg, 1 cm thick, the default stiffness (10⁶ N/m).
+fn pinned_rope(w: &mut World, z: f32) -> u64 {
+    let mut spec = CableSpec::new([-1.0, 0.0, z], [1.0, 0.0, z], 20);
+    spec.pinned = vec![0, 20];
+    spec.radius = 0.01;
+    spec.mass = 0.5;
+    w.add_cable(&spec).unwrap()
+}
+
+/// A cable's energy under gravity `g` (along −y): its particles' kinetic
+/// and potential energy and its segments' strain energy (`k·stretch²/2`).
+fn cable_energy(w: &World, id: u64, g: f32) -> f32 {
+    let c = w.cable(id).unwrap();
+    let moving = c.x.iter().zip(&c.v).zip(&c.w).filter(|(_, &wi)| wi > 0.0);
+    let motion: f32 = moving
+        .map(|((x, v), &wi)| (0.5 * v.length_squared() + g * x.y) / wi)
+        .sum();
+    let strain: f32 =
+        c.x.windows(2)
+            .map(|q| 0.5 * c.spec.stiffness * ((q[1] - q[0]).length() - c.rest).powi(2))
+            .sum();
+    motion + strain
+}
+
+/// A body's kinetic and potential energy under gravity `g` (along −y).
+fn body_energy(w: &World, id: u64, g: f32) -> f32 {
+    let b = w.body(id).unwrap();
+    b.kinetic_energy() + b.mass * g * b.pose.position.y
+}
+
+/// What a body dropped onto ropes did ([`drop_on_ropes`]).
+#[derive(Debug)]
+#[allow(dead_code)]
+struct Landing {
+    /// It ever left them.
+    off: bool,
+    /// The most the total energy (the body's and the ropes' kinetic,
+    /// potential and strain energy) rose above its start (J).
+    gain: f32,
+    /// The ropes' worst average stretch.
+    stretch: f32,
+    /// The body's fastest after 4 s, and its speed at the end.
+    late: f32,
+    speed: f32,
+    /// The body and every rope asleep at the end.
+    asleep: bool,
+}
+
+/// A body of `mass` kg dropped 30 cm onto ropes pinned at both ends
+/// (`ropes`: their z) at `x` along them, for 10 s.
+fn drop_on_ropes(shape: ShapeSpec, mass: f32, x: f32, ropes: &[f32]) -> Landing {
+    let g = 9.81;
+    let mut w = world(Vec3::new(0.0, -g, 0.0));
+    let ropes: Vec<u64> = ropes.iter().map(|&z| pinned_rope(&mut w, z)).collect();
+    let b = w
+        .add_body(&BodySpec::new(shape).mass(mass).position([x, 0.4, 0.0]))
+        .unwrap();
+    let energy = |w: &World| -> f32 {
+        body_energy(w, b, g) + ropes.iter().map(|&id| cable_energy(w, id, g)).sum::<f32>()
+    };
+    let e0 = energy(&w);
+    let (mut off, mut gain, mut stretch, mut late) = (false, f32::MIN, 0.0f32, 0.0f32);
+    for step in 0..600 {
+        w.step();
+        for &id in &ropes {
+            let c = w.cable(id).unwrap();
+            let len: f32 = c.x.windows(2).map(|q| (q[1] - q[0]).length()).sum();
+            stretch = stretch.max(len / 2.0 - 1.0);
+        }
+        let body = w.body(b).unwrap();
+        let p = body.pose.position;
+        assert!(p.is_finite() && body.linear_velocity.is_finite());
+        off |= p.y < -0.5 || p.x.abs() > 0.9 || p.z.abs() > 0.3;
+        gain = gain.max(energy(&w) - e0);
+        if step >= 240 {
+            late = late.max(body.linear_velocity.length());
+        }
+    }
+    let body = w.body(b).unwrap();
+    let asleep = body.sleeping && ropes.iter().all(|&id| w.cable(id).unwrap().sleeping);
+    Landing {
+        off,
+        gain,
+        stretch,
+        late,
+        speed: body.linear_velocity.length(),
+        asleep,
+    }
+}
+
+/// The bridge's box: 30 × 20 × 60 cm, across both ropes.
+fn bridge_box() -> ShapeSpec {
+    ShapeSpec::Box {
+        half_extents: [0.15, 0.1, 0.3],
+    }
+}
+
+/// Boxes of 0.5–2 kg dropped 30 cm onto a bridge of two ropes (0.5 kg,
+/// 20 segments, 40 cm apart) pinned at both ends, anywhere along its
+/// middle metre: each lands and stays on the bridge, the ropes within 1% of
+/// their length, never faster than 5 cm/s after 4 s and at rest (below
+/// 0.1 m/s) and asleep with both ropes after 10 s. A box moves with the
+/// ropes inside the cable stage (coupled): when it felt their push only
+/// after it, boxes bounced and drifted until they slid off. A box that
+/// falls asleep on the ropes while they are still awake and is woken by
+/// them takes the step's gravity with their impulses: without it, each
+/// wake threw it up at g·dt (0.16 m/s), about once a second. And the ropes
+/// rest while the box on them does, and fall asleep with it: they could
+/// not while it was awake on them, and woke it once it slept alone.
+#[test]
+fn boxes_dropped_on_a_rope_bridge_stay_on_it_and_come_to_rest() {
+    let mut seed = 17u64;
+    let mut failures = Vec::new();
+    for n in 0..12 {
+        let mass = 0.5 + 1.5 * lcg(&mut seed);
+        let x = (lcg(&mut seed) - 0.5) * 1.0;
+        let l = drop_on_ropes(bridge_box(), mass, x, &[-0.2, 0.2]);
+        if l.off || l.stretch > 0.01 || l.late > 0.05 || l.speed > 0.1 || !l.asleep {
+            failures.push((n, mass, x, l));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} boxes: {failures:?}",
+        failures.len()
+    );
+}
+
+/// Bodies up to a hundred times the rope's mass (2,000 times a particle's)
+/// dropped 30 cm onto ropes pinned at both ends: balls of 5–50 kg onto one
+/// rope, boxes of 5–50 kg onto the bridge of two. None leaves the ropes or
+/// passes through, the total energy (the body's and the ropes' kinetic,
+/// potential and strain energy) never rises above its start by more than
+/// 0.5%, the ropes stretch no more than 6% on average, and each box is at
+/// rest (below 0.1 m/s) and asleep with its ropes after 10 s. The
+/// substep's four passes alone hardly moved a body so much heavier than
+/// the particles it touched: a 10 kg
+/// ball stretched the rope 20% and the total energy rose 180-fold (nearly
+/// all of it the rope's strain), and the 25 and 50 kg boxes fell off the
+/// bridge; the chains that touch a coupled body now take more passes,
+/// until their contacts converge.
+#[test]
+fn heavy_bodies_dropped_on_pinned_ropes_never_add_energy() {
+    let mut failures = Vec::new();
+    for (k, mass) in [5.0, 10.0, 25.0, 50.0].into_iter().enumerate() {
+        let x = [0.1, -0.4, 0.35, 0.0][k];
+        let cases = [
+            (ShapeSpec::Sphere { radius: 0.1 }, &[0.0][..], "ball"),
+            (bridge_box(), &[-0.2, 0.2][..], "box"),
+        ];
+        for (shape, ropes, name) in cases {
+            let start = mass * 9.81 * 0.4;
+            let l = drop_on_ropes(shape, mass, x, ropes);
+            // The ropes' average stretch: a 50 kg ball's energy bounds it
+            // to 5.5% (the strain energy of a uniform stretch ε is
+            // 10⁵·ε² J per rope); without the extra passes, 20% at 10 kg.
+            // (A ball off the middle rolls to and fro in the rope's sag,
+            // as a ball in a bowl does: only the boxes are to be at rest.)
+            if l.off
+                || l.gain > 0.005 * start
+                || l.stretch > 0.06
+                || (name == "box" && (l.speed > 0.1 || !l.asleep))
+            {
+                failures.push((name, mass, x, l));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} drops: {failures:?}",
+        failures.len()
+    );
+}
+
+/// A 1 kg ball thrown at 2 m/s at the middle of a free 1 kg segment (zero
+/// gravity), both of restitution `e`: the ball is coupled, and the two
+/// leave as a head-on collision of equal masses says, the ball at
+/// `(1 − e)/2` of its speed and the segment at `(1 + e)/2`, momentum kept,
+/// for e = 0, 0.5 and 1 (the coupled contact's restitution,
+/// `restitute_coupled`, shares the change as its correction is shared).
+#[test]
+fn a_ball_thrown_at_a_free_segment_leaves_as_restitution_says() {
+    let v0 = 2.0;
+    for e in [0.0, 0.5, 1.0] {
+        let mut w = world(Vec3::ZERO);
+        let mut spec = CableSpec::new([-0.2, 0.0, 0.0], [0.2, 0.0, 0.0], 1);
+        spec.radius = 0.02;
+        spec.mass = 1.0;
+        spec.restitution = e;
+        let cable = w.add_cable(&spec).unwrap();
+        let ball = w
+            .add_body(
+                &BodySpec::new(ShapeSpec::Sphere { radius: 0.1 })
+                    .mass(1.0)
+                    .restitution(e)
+                    .position([0.0, 0.17, 0.0])
+                    .linear_velocity([0.0, -v0, 0.0]),
+            )
+            .unwrap();
+        for _ in 0..30 {
+            w.step();
+        }
+        let vb = w.body(ball).unwrap().linear_velocity;
+        let c = w.cable(cable).unwrap();
+        let vc = (c.v[0] + c.v[1]) * 0.5;
+        let (want_b, want_c) = (-v0 * (1.0 - e) / 2.0, -v0 * (1.0 + e) / 2.0);
+        assert!(
+            (vb.y - want_b).abs() < 0.05 * v0 && (vc.y - want_c).abs() < 0.05 * v0,
+            "e = {e}: ball {vb} (want {want_b}), segment {vc} (want {want_c})"
+        );
+        assert!(
+            (vb + vc + Vec3::new(0.0, v0, 0.0)).length() < 1e-3,
+            "e = {e}: momentum {}",
+            vb + vc
+        );
+    }
+}
+
+/// Two boxes side by side on the rope bridge (1 kg each, touching), both
+/// asleep, and a cable dropped onto one: the ropes wake the other one too,
+/// and it takes the step's gravity it missed asleep with the ropes'
+/// impulse, which held it up, so it wakes at rest (without the gravity,
+/// thrown up at g·dt, 0.17 m/s).
+#[test]
+fn a_box_woken_on_a_rope_bridge_is_not_thrown_up() {
+    let g = 9.81;
+    let mut w = world(Vec3::new(0.0, -g, 0.0));
+    for z in [-0.2, 0.2] {
+        pinned_rope(&mut w, z);
+    }
+    let [a, b] = [-0.151, 0.151].map(|x| {
+        w.add_body(
+            &BodySpec::new(bridge_box())
+                .mass(1.0)
+                .position([x, 0.2, 0.0]),
+        )
+        .unwrap()
+    });
+    let asleep = |w: &World| w.body(a).unwrap().sleeping && w.body(b).unwrap().sleeping;
+    let mut steps = 0;
+    while !asleep(&w) {
+        w.step();
+        steps += 1;
+        assert!(steps < 1200, "the boxes never slept together");
+    }
+    let top = w.body(a).unwrap().pose.position.y + 0.1;
+    let mut spec = CableSpec::new([-0.35, top + 0.03, 0.0], [0.05, top + 0.03, 0.0], 8);
+    spec.mass = 0.2;
+    w.add_cable(&spec).unwrap();
+    // The step it wakes: its velocity is what the ropes gave it and
+    // gravity took (the cable has not reached it).
+    let mut steps = 0;
+    while w.body(b).unwrap().sleeping {
+        w.step();
+        steps += 1;
+        assert!(steps < 60, "the other box was never woken");
+    }
+    assert!(!w.body(a).unwrap().sleeping);
+    let v = w.body(b).unwrap().linear_velocity;
+    assert!(v.length() < 0.05, "the other box woke at {v} m/s");
+}
