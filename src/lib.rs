@@ -20,9 +20,10 @@
 //!   - `physics::island` — islands and sleeping
 //!   - `physics::world` — `World::step`, the whole pipeline in one function
 //!     (stages 5 and 7 in `world/continuous.rs` and `world/cables.rs`; the
-//!     cables' supports of resting bodies in `world/cable_supports.rs`, and
-//!     sleep for bodies cables touch and for cables themselves in
-//!     `world/cable_sleep.rs`)
+//!     cables' supports of resting bodies in `world/cable_supports.rs`, the
+//!     bodies riding on bodies moved with their cables in
+//!     `world/cable_riders.rs`, and sleep for bodies cables touch and for
+//!     cables themselves in `world/cable_sleep.rs`)
 //!   - `physics::cable` — cables: XPBD chains, body contacts, and segments
 //!     that never cross (pairs from each particle's tube once per step,
 //!     per-pair separating planes checked every substep, exact edge–edge CCD

@@ -108,7 +108,12 @@
 //!    contacts converge (at most 16 per pass): a body hundreds of times
 //!    heavier than the particles gives way only its share in each. The
 //!    bodies are still solved before the cables: the rigid solve does not
-//!    see the cables' pull within its step. A sleeping body holds
+//!    see the cables' pull within its step. So the bodies resting on a
+//!    coupled body (its riders: `world/cable_riders.rs`) move with it in
+//!    the stage as one rigid body, and each contact holding one up ends
+//!    the stage plastic along its normal; else a stack on a rope fell in
+//!    each rigid step, only its lowest box was pushed back up, and the
+//!    others sank into it and crept off. A sleeping body holds
 //!    cables as a static one does; they wake it only for more than a load
 //!    (down, 1.5× the touching cables' weight over the step; up, 1.5× the
 //!    body's; across, too little to move it), for sideways pulls adding

@@ -226,10 +226,13 @@ pub(crate) struct BodyContact {
     /// The body's index in the stage's coupled bodies ([`UNCOUPLED`]:
     /// none).
     coupled: u32,
-    /// Where the contact was taken, from the body's centre of mass then
-    /// (a coupled body's lever: the plane moves with the body's point but
-    /// does not turn with it, and neither does the lever).
+    /// Where the contact was taken, from the body's centre of mass then.
     pub arm: Vec3,
+    /// A coupled body's lever: where the contact was taken, from the
+    /// centre of mass of the body and its riders ([`CoupledBody::com`]).
+    /// The plane moves with the body's point but does not turn with it,
+    /// and neither does the lever.
+    pub lever: Vec3,
 }
 
 impl BodyContact {
@@ -264,6 +267,7 @@ impl BodyContact {
             lambda: 0.0,
             coupled: UNCOUPLED,
             arm: Vec3::ZERO,
+            lever: Vec3::ZERO,
         }
     }
 

@@ -53,7 +53,7 @@ use super::{sleep_speed, World};
 use crate::physics::aabb::Aabb;
 use crate::physics::body::Body;
 use crate::physics::cable::pairs::{overlap, Grid};
-use crate::physics::cable::solver::CableSystem;
+use crate::physics::cable::solver::{CableSystem, CoupledBody};
 use crate::physics::cable::{Cable, MIN_THICKNESS};
 use crate::physics::math::Vec3;
 use crate::physics::shape::{Plane, ShapeKind};
@@ -263,6 +263,14 @@ impl World {
             .body_contacts
             .iter()
             .map(|c| (c.body, c.impulse, c.point));
+        // A coupled body with riders takes its impulses with them, as one
+        // rigid body (`world/cable_riders.rs`).
+        let composites: HashMap<u32, CoupledBody> = sys
+            .coupled_bodies()
+            .iter()
+            .filter(|cb| self.cable_riders.iter().any(|&(r, _)| r == cb.body))
+            .map(|cb| (cb.body, *cb))
+            .collect();
         for (body, impulse, point) in impulses.chain(sys.retired.iter().copied()) {
             if impulse == Vec3::ZERO {
                 continue;
@@ -275,12 +283,23 @@ impl World {
             if b.sleeping {
                 continue;
             }
+            let composite = composites.get(&body);
             if let Some(r) = rest.iter_mut().find(|r| r.0 == body) {
                 let kept = j - down * j.dot(down).max(0.0);
-                r.1 += kept * b.inv_mass;
-                r.2 += b.inv_inertia_world * (point - b.com).cross(kept);
+                let (dv, dw) = match composite {
+                    Some(cb) => cb.response(kept, point),
+                    None => (
+                        kept * b.inv_mass,
+                        b.inv_inertia_world * (point - b.com).cross(kept),
+                    ),
+                };
+                r.1 += dv;
+                r.2 += dw;
             }
-            b.apply_impulse(j, Some(point));
+            match composite {
+                Some(cb) => self.give_composite(cb, j, point),
+                None => b.apply_impulse(j, Some(point)),
+            }
         }
         for (slot, v, w) in rest {
             if let Some(b) = self.bodies.by_index(slot) {

@@ -229,6 +229,7 @@ impl World {
         sys.store(&mut self.cables);
         self.apply_cable_impulses(&sys, &scale, &loads, dt);
         self.move_coupled_bodies(&sys);
+        self.settle_riders();
         self.find_cable_supports(&sys, pinch.as_ref());
         self.update_cable_sleep(&sys, dt);
         self.cable_stats = sys.stats;
@@ -243,7 +244,12 @@ impl World {
     /// supports). A segment pinned at one end gives way about its pin, so
     /// it does not keep a body from being coupled (one pinned at both ends
     /// has no body contacts).
-    fn coupled_bodies(&self, sys: &CableSystem) -> Vec<CoupledBody> {
+    ///
+    /// Each comes with its riders (`world/cable_riders.rs`), kept in
+    /// `cable_riders` for the stage's end.
+    fn coupled_bodies(&mut self, sys: &CableSystem) -> Vec<CoupledBody> {
+        self.cable_riders.clear();
+        self.cable_rider_holds.clear();
         let awake = |c: &BodyContact| {
             c.dynamic
                 && self
@@ -263,16 +269,19 @@ impl World {
                 pinched.insert(c.body);
             }
         }
-        touched
-            .difference(&pinched)
+        let roots: Vec<u32> = touched.difference(&pinched).copied().collect();
+        (self.cable_riders, self.cable_rider_holds) = self.cable_riders(&roots, &touched);
+        roots
+            .iter()
             .filter_map(|&slot| {
                 let b = self.bodies.by_index(slot)?;
-                Some(CoupledBody::new(
-                    slot,
-                    b.com,
-                    b.inv_mass,
-                    b.inv_inertia_world,
-                ))
+                let riders: Vec<u32> = self
+                    .cable_riders
+                    .iter()
+                    .filter(|&&(r, _)| r == slot)
+                    .map(|&(_, rider)| rider)
+                    .collect();
+                Some(self.composite(slot, &riders, (b.com, b.inv_mass, b.inv_inertia_world)))
             })
             .collect()
     }
@@ -289,6 +298,7 @@ impl World {
                 b.set_com_pose(com, rotation);
                 b.update_inertia();
             }
+            self.move_riders(cb);
         }
     }
 
@@ -452,7 +462,7 @@ impl World {
                 // rope wrapped at thousands of rad/s.)
                 let taker = |q: Vec3| {
                     body.is_dynamic().then(|| match coupled {
-                        Some(cb) => (c.body, cb.com + c.arm),
+                        Some(cb) => (c.body, cb.com + c.lever),
                         None => (
                             c.body,
                             body.pose

@@ -18,6 +18,7 @@ use cable_sleep::Region;
 use std::collections::HashMap;
 use std::time::Instant;
 
+mod cable_riders;
 mod cable_sleep;
 mod cable_supports;
 mod cables;
@@ -128,6 +129,12 @@ pub struct World {
     /// touch awake bodies (each pair: cable index, body slot): each falls
     /// asleep with those bodies, in the same step (`world/cable_sleep.rs`).
     cable_sleep_wait: Vec<(u32, u32)>,
+    /// The last cable stage's coupled bodies with the bodies riding on
+    /// them (each pair: coupled body's slot, rider's slot; ascending), which
+    /// move with them in the stage (`world/cable_riders.rs`).
+    cable_riders: Vec<(u32, u32)>,
+    /// The contacts that hold them up.
+    cable_rider_holds: Vec<cable_riders::Hold>,
     /// The sleeping cables' segments in a grid (for waking them), kept
     /// while no cable falls asleep, wakes, comes or goes.
     sleepers: cable_sleep::Sleepers,
@@ -176,6 +183,8 @@ impl World {
             cable_rest_speed: Vec::new(),
             cable_drift: HashMap::new(),
             cable_sleep_wait: Vec::new(),
+            cable_riders: Vec::new(),
+            cable_rider_holds: Vec::new(),
             sleepers: Default::default(),
             cable_stats: Default::default(),
             moved_cables: Vec::new(),

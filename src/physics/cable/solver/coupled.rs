@@ -60,10 +60,16 @@ const COUPLED_TOLERANCE: f32 = 1.0e-4;
 pub(crate) struct CoupledBody {
     /// The body's index in the world's set.
     pub body: u32,
-    /// Its centre of mass at its end pose (contacts' arms are from it).
+    /// The centre of mass at the end pose of the body and the bodies that
+    /// ride on it (`world/cable_riders.rs`), which move with it as one
+    /// rigid body: contacts' levers are from it, and its mass and inertia
+    /// are theirs together.
     pub com: Vec3,
     pub inv_mass: f32,
     pub inv_inertia: Mat3,
+    /// The body's own centre of mass at its end pose (`com` without
+    /// riders; contacts' arms are from it).
+    pub anchor: Vec3,
     /// Its displacement and rotation (a rotation vector, small) beyond its
     /// path so far, and where they were at the substep's start.
     pub lin: Vec3,
@@ -80,11 +86,24 @@ pub(crate) struct CoupledBody {
 
 impl CoupledBody {
     pub(crate) fn new(body: u32, com: Vec3, inv_mass: f32, inv_inertia: Mat3) -> Self {
+        Self::composite(body, com, com, inv_mass, inv_inertia)
+    }
+
+    /// A body with riders: its own centre of mass `anchor`, and their
+    /// centre of mass, inverse mass and inverse inertia together.
+    pub(crate) fn composite(
+        body: u32,
+        anchor: Vec3,
+        com: Vec3,
+        inv_mass: f32,
+        inv_inertia: Mat3,
+    ) -> Self {
         Self {
             body,
             com,
             inv_mass,
             inv_inertia,
+            anchor,
             lin: Vec3::ZERO,
             ang: Vec3::ZERO,
             lin0: Vec3::ZERO,
@@ -96,7 +115,7 @@ impl CoupledBody {
         }
     }
 
-    /// How far the body's point at `arm` (from its centre of mass) is
+    /// How far the body's point at `arm` (from `com`) is
     /// beyond its path: now, and at the substep's start.
     #[inline]
     fn moved(&self, arm: Vec3) -> Vec3 {
@@ -123,16 +142,42 @@ impl CoupledBody {
     }
 
     /// The body's rotation and centre of mass moved on by its extra
-    /// motion: `rotation` about `com` (the body's on its path).
+    /// motion (now, or at the substep's start): `rotation` and `com` (the
+    /// body's on its path), turned about the riders' and its centre of
+    /// mass there.
     pub(crate) fn displaced(&self, com: Vec3, rotation: Quat, now: bool) -> (Vec3, Quat) {
+        self.member_displaced(com + (self.com - self.anchor), com, rotation, now)
+    }
+
+    /// A rider's (or the body's) centre of mass `com` and `rotation` moved
+    /// on by the extra motion, turned about `pivot` (the centre of mass of
+    /// them all, where `com` is).
+    pub(crate) fn member_displaced(
+        &self,
+        pivot: Vec3,
+        com: Vec3,
+        rotation: Quat,
+        now: bool,
+    ) -> (Vec3, Quat) {
         let (lin, ang) = if now {
             (self.lin, self.ang)
         } else {
             (self.lin0, self.ang0)
         };
+        let turn = Quat::from_scaled_axis(ang);
         (
-            com + lin,
-            (Quat::from_scaled_axis(ang) * rotation).normalize(),
+            pivot + lin + turn * (com - pivot),
+            (turn * rotation).normalize(),
+        )
+    }
+
+    /// The change of velocity and angular velocity an impulse `j` at
+    /// `point` gives the body and its riders (a rider at `com` moves at
+    /// `dv + dw × (com − self.com)`).
+    pub(crate) fn response(&self, j: Vec3, point: Vec3) -> (Vec3, Vec3) {
+        (
+            j * self.inv_mass,
+            self.inv_inertia * (point - self.com).cross(j),
         )
     }
 }
@@ -160,7 +205,7 @@ impl CableSystem {
         self.coupled.get(c.coupled as usize)
     }
 
-    /// Tags each body contact with its coupled body (and its arm).
+    /// Tags each body contact with its coupled body (and its lever).
     pub(super) fn tag_coupled(&mut self) {
         if self.coupled.is_empty() {
             return;
@@ -169,9 +214,10 @@ impl CableSystem {
             c.coupled = UNCOUPLED;
             if let Some(&k) = self.coupled_of.get(&c.body) {
                 c.coupled = k;
-                let k = k as usize;
+                let b = &self.coupled[k as usize];
                 // Its impulses go where it touches at the end pose.
-                c.point = self.coupled[k].com + c.arm;
+                c.point = b.anchor + c.arm;
+                c.lever = c.point - b.com;
             }
         }
     }
@@ -310,12 +356,12 @@ impl CableSystem {
         let b = &mut self.coupled[bc.coupled as usize];
         // The body's normal speed counts whole (`coupled_speed`), so its
         // share of the change is `share·w_b`.
-        let k_n = dv / (denom + share * b.inv_mass_along(bc.arm, bc.n));
+        let k_n = dv / (denom + share * b.inv_mass_along(bc.lever, bc.n));
         self.v[i0] += bc.n * (k_n * a0);
         self.v[i1] += bc.n * (k_n * a1);
         let j = -bc.n * (k_n * share);
         b.dv += j * b.inv_mass;
-        b.dw += b.inv_inertia * bc.arm.cross(j);
+        b.dw += b.inv_inertia * bc.lever.cross(j);
         self.body_contacts[k].impulse += j;
     }
 
@@ -324,7 +370,7 @@ impl CableSystem {
     pub(super) fn coupled_speed(&self, bc: &BodyContact, start: bool) -> f32 {
         self.coupled_body(bc).map_or(0.0, |b| {
             let (v, w) = if start { (b.dv0, b.dw0) } else { (b.dv, b.dw) };
-            bc.n.dot(v + w.cross(bc.arm))
+            bc.n.dot(v + w.cross(bc.lever))
         })
     }
 }
@@ -347,14 +393,14 @@ fn solve_coupled(
             continue;
         };
         let b = &mut bodies[bc.coupled as usize];
-        let moved = b.moved(bc.arm);
+        let moved = b.moved(bc.lever);
         let offset = bc.offset + bc.n.dot(moved);
         let (xs, c, counted) = body_gap(bc, [(i0, f0), (i1, f1)], w, x, 0, offset);
         if c >= 0.0 {
             continue;
         }
         deepest = deepest.max(-c);
-        let slide = xs - (prev[i0] * f0 + prev[i1] * f1) - bc.slide - (moved - b.moved0(bc.arm));
+        let slide = xs - (prev[i0] * f0 + prev[i1] * f1) - bc.slide - (moved - b.moved0(bc.lever));
         let corr = contact_correction(bc.n, -c, slide, bc.mu);
         let share = moving_share(w, [(i0, f0), (i1, f1)]);
         // The normal and the friction part, each by the inverse masses
@@ -365,16 +411,16 @@ fn solve_coupled(
         // Moving the body's point by δ along `n` changes the depth by
         // `counted·δ` (the ends whose depth counts, a pinned end only while
         // it is out), and the body takes `share` of the correction.
-        let wn = b.inv_mass_along(bc.arm, bc.n);
+        let wn = b.inv_mass_along(bc.lever, bc.n);
         let mut lam = normal / (denom + share * counted * wn);
         if t_len > 0.0 {
-            let wt = b.inv_mass_along(bc.arm, tangent / t_len);
+            let wt = b.inv_mass_along(bc.lever, tangent / t_len);
             lam += tangent / (denom + share * share * wt);
         }
         x[i0] += lam * a0;
         x[i1] += lam * a1;
         let j = -lam * share;
-        b.push(bc.arm, j);
+        b.push(bc.lever, j);
         bc.lambda += -c;
         bc.impulse += j / h;
     }
@@ -416,6 +462,7 @@ mod tests {
             let mut c = BodyContact::new(0, 0.5, Vec3::Y, Vec3::ZERO, 0.0, 0.0, 0.0, 0, true);
             c.coupled = 0;
             c.arm = arm;
+            c.lever = arm;
             let inertia = Mat3::from_diagonal(Vec3::splat(50.0));
             let mut bodies = [CoupledBody::new(0, -arm, 5.0, inertia)];
             let wb = bodies[0].inv_mass_along(arm, Vec3::Y);
@@ -457,6 +504,7 @@ mod tests {
         let mut c = BodyContact::new(0, 0.5, Vec3::Y, Vec3::ZERO, 0.0, 0.0, 0.0, 0, true);
         c.coupled = 0;
         c.arm = Vec3::new(0.0, 0.3, 0.0);
+        c.lever = c.arm;
         let mut bodies = [CoupledBody::new(0, -c.arm, 5.0, Mat3::IDENTITY)];
         let mut contacts = [c];
         let _ = solve_coupled(
