@@ -287,7 +287,10 @@ impl World {
             if let Some(r) = rest.iter_mut().find(|r| r.0 == body) {
                 let kept = j - down * j.dot(down).max(0.0);
                 let (dv, dw) = match composite {
-                    Some(cb) => cb.response(kept, point),
+                    Some(cb) => {
+                        let (dv, dw) = cb.response(kept, point);
+                        (dv + dw.cross(b.com - cb.com), dw)
+                    }
                     None => (
                         kept * b.inv_mass,
                         b.inv_inertia_world * (point - b.com).cross(kept),

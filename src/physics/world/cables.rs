@@ -275,13 +275,30 @@ impl World {
             .iter()
             .filter_map(|&slot| {
                 let b = self.bodies.by_index(slot)?;
+                let own = (b.com, b.inv_mass, b.inv_inertia_world);
                 let riders: Vec<u32> = self
                     .cable_riders
                     .iter()
                     .filter(|&&(r, _)| r == slot)
                     .map(|&(_, rider)| rider)
                     .collect();
-                Some(self.composite(slot, &riders, (b.com, b.inv_mass, b.inv_inertia_world)))
+                let composite = if riders.is_empty() {
+                    None
+                } else {
+                    self.composite(slot, &riders, own)
+                };
+                Some((slot, own, riders.len(), composite))
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(slot, (com, inv_mass, inv_inertia), riders, composite)| {
+                composite.unwrap_or_else(|| {
+                    // (None with riders: it moves alone, without them.)
+                    if riders > 0 {
+                        self.drop_riders(slot);
+                    }
+                    CoupledBody::new(slot, com, inv_mass, inv_inertia)
+                })
             })
             .collect()
     }
@@ -543,7 +560,8 @@ impl World {
             let contact = |s: f32, n: Vec3, q: Vec3| {
                 let mut c = BodyContact::new(seg as u32, s, n, q, r, mu, e, bi, b.is_dynamic());
                 // Where it touches, from the centre of mass (if the body is
-                // coupled, its lever for the rest of the step).
+                // coupled, its lever for the rest of the step is from the
+                // centre of mass of it and its riders: `BodyContact::lever`).
                 c.arm = q - body_pose.transform_point(b.local_center);
                 // A clipped manifold's plane may tilt below the body's
                 // support (a face taken for a nearly parallel edge).

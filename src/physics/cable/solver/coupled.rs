@@ -13,7 +13,8 @@
 //! correction is shared between the segment's particles and the body by
 //! their inverse masses along it, `Σ f²wᵢ` against the body's
 //! `1/M + (r×d)·I⁻¹(r×d)` (the normal and the friction part each along its
-//! own direction), the body's displacement and small rotation carry over
+//! own direction; `M`, `I` and the lever `r` those of the body with the
+//! bodies riding on it, `world/cable_riders.rs`), the body's displacement and small rotation carry over
 //! from pass to pass and substep to substep (as the particles' do), and the
 //! planes of its contacts move with it. After the stage the body takes
 //! that displacement and rotation; its velocity takes the impulses as
