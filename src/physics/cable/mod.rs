@@ -105,7 +105,7 @@
 //!    way about its pin), and a held particle's momentum goes to it (after
 //!    the stage) where its contact touches it. The chains touching a
 //!    coupled body take more passes after the substep's, until its
-//!    contacts converge (at most 16 per pass): a body hundreds of times
+//!    contacts converge (at most 32 per pass): a body hundreds of times
 //!    heavier than the particles gives way only its share in each. The
 //!    bodies are still solved before the cables: the rigid solve does not
 //!    see the cables' pull within its step. So the bodies resting on a
