@@ -10,10 +10,20 @@
 //! then also the same number of steps from that time on, the heap settled
 //! and its cables at rest asleep, and as many again while one more cable
 //! falls onto it from 6 m above its start).
+//!
+//! Beside each size, the same heap in rapier3d as a user of it would build
+//! a rope (it has no cables): each segment a capsule (the cable's radius,
+//! its length between the joints, the cable's mass shared out) with CCD,
+//! joined to the next by a spherical joint (no contacts between the two),
+//! the same walls, rapier's defaults otherwise, on one thread (the default
+//! features; Arbiter's stage runs on two, `RAYON_NUM_THREADS=1` for one):
+//! the same 30 steps of falling, then the same measured steps, and the
+//! ratio. ARBITER_BENCH_RAPIER=0 skips it.
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
 use arbiter::physics::{Vec3, World};
+use rapier3d::prelude as rp;
 use std::time::Instant;
 
 #[path = "../tests/common/heap.rs"]
@@ -61,6 +71,73 @@ fn naive_all_pairs(x0: &[Vec3], x1: &[Vec3], per: usize) -> usize {
         }
     }
     hits
+}
+
+/// The heap of `tests/common/heap.rs` in rapier3d: `cables` chains of 50
+/// capsules (0.2 m between joints, radius 2 cm, 1 kg a chain, friction
+/// 0.5) with CCD, spherical joints between neighbours, in the same box.
+fn rapier_heap(cables: usize) -> rp::PhysicsWorld {
+    let mut w = rp::PhysicsWorld {
+        gravity: rp::Vector::new(0.0, -9.81, 0.0),
+        ..Default::default()
+    };
+    for (p, h) in heap::WALLS {
+        w.insert(
+            rp::RigidBodyBuilder::fixed().translation(rp::Vector::new(p[0], p[1], p[2])),
+            rp::ColliderBuilder::cuboid(h[0], h[1], h[2]).friction(0.5),
+        );
+    }
+    let (segments, half) = (50, 0.1);
+    for k in 0..cables {
+        let (from, to) = heap::heap_cable_ends(k);
+        let along_x = from[0] != to[0];
+        let mut last: Option<rp::RigidBodyHandle> = None;
+        for i in 0..segments {
+            let f = (i as f32 + 0.5) / segments as f32;
+            let at = rp::Vector::from(from).lerp(rp::Vector::from(to), f);
+            // (capsule_x turned to lie along z.)
+            let turn = if along_x {
+                rp::Vector::ZERO
+            } else {
+                rp::Vector::new(0.0, -std::f32::consts::FRAC_PI_2, 0.0)
+            };
+            let body = rp::RigidBodyBuilder::dynamic()
+                .translation(at)
+                .rotation(turn)
+                .ccd_enabled(true);
+            let collider = rp::ColliderBuilder::capsule_x(half, 0.02)
+                .friction(0.5)
+                .mass(1.0 / segments as f32);
+            let (handle, _) = w.insert(body, collider);
+            if let Some(prev) = last {
+                w.insert_impulse_joint(
+                    prev,
+                    handle,
+                    rp::SphericalJointBuilder::new()
+                        .local_anchor1(rp::Vector::new(half, 0.0, 0.0))
+                        .local_anchor2(rp::Vector::new(-half, 0.0, 0.0))
+                        .contacts_enabled(false),
+                );
+            }
+            last = Some(handle);
+        }
+    }
+    w
+}
+
+/// The mean of some heights.
+fn mean(ys: impl Iterator<Item = f32>) -> f32 {
+    let (sum, n) = ys.fold((0.0, 0), |(s, n), y| (s + y, n + 1));
+    sum / n.max(1) as f32
+}
+
+/// Milliseconds a call of `step` takes, over `steps` calls.
+fn ms_per_step(steps: usize, mut step: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..steps {
+        step();
+    }
+    t.elapsed().as_secs_f64() * 1000.0 / steps as f64
 }
 
 fn main() {
@@ -135,6 +212,24 @@ fn main() {
             "  phases (ms/step): pairs {:.2}, extensions {:.2}, body contacts {:.2}, solve {:.2}, verify {:.2}, substep ends {:.2}",
             phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]
         );
+        if env_or("ARBITER_BENCH_RAPIER", 1) != 0 {
+            let mean_y = mean(w.cables().iter().flat_map(|c| c.x.iter().map(|x| x.y)));
+            let mut r = rapier_heap(n / 50);
+            for _ in 0..30 {
+                r.step();
+            }
+            let r_ms = ms_per_step(steps, || r.step());
+            println!(
+                "  rapier3d (capsule chains, spherical joints, CCD, one thread): {r_ms:.2} ms/step; arbiter/rapier {:.3}; mean height after the steps: arbiter {mean_y:.2} m, rapier {:.2} m",
+                ms / r_ms,
+                mean(
+                    r.bodies
+                        .iter()
+                        .filter(|(_, b)| b.is_dynamic())
+                        .map(|(_, b)| b.translation().y)
+                )
+            );
+        }
         // The heap settled (ARBITER_BENCH_SETTLE seconds after the drop):
         // the cables at rest asleep.
         let settle = env_or("ARBITER_BENCH_SETTLE", 0) as usize * 60;
@@ -142,11 +237,7 @@ fn main() {
             while (w.tick() as usize) < settle {
                 w.step();
             }
-            let t = Instant::now();
-            for _ in 0..steps {
-                w.step();
-            }
-            let ms = t.elapsed().as_secs_f64() * 1000.0 / steps as f64;
+            let ms = ms_per_step(steps, || w.step());
             println!(
                 "  settled {} s: {ms:.2} ms/step, {} of {} cables asleep, {} pairs, {} contacts",
                 settle / 60,
@@ -160,11 +251,7 @@ fn main() {
             let mut spec = CableSpec::new([-4.0, 9.0, 3.0], [4.0, 9.0, 3.0], 40);
             spec.radius = 0.02;
             w.add_cable(&spec).unwrap();
-            let t = Instant::now();
-            for _ in 0..steps {
-                w.step();
-            }
-            let ms = t.elapsed().as_secs_f64() * 1000.0 / steps as f64;
+            let ms = ms_per_step(steps, || w.step());
             println!(
                 "  one cable falling onto it: {ms:.2} ms/step, {} of {} cables asleep, {} pairs",
                 w.cable_stats.asleep,
