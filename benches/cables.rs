@@ -11,14 +11,15 @@
 //! and its cables at rest asleep, and as many again while one more cable
 //! falls onto it from 6 m above its start).
 //!
-//! Beside each size, the same heap in rapier3d as a user of it would build
-//! a rope (it has no cables): each segment a capsule (the cable's radius,
-//! its length between the joints, the cable's mass shared out) with CCD,
-//! joined to the next by a spherical joint (no contacts between the two),
-//! the same walls, rapier's defaults otherwise, on one thread (the default
-//! features; Arbiter's stage runs on two, `RAYON_NUM_THREADS=1` for one):
-//! the same 30 steps of falling, then the same measured steps, and the
-//! ratio. ARBITER_BENCH_RAPIER=0 skips it.
+//! Beside each size, the same heap in rapier3d, two ways: rigid chains
+//! (each segment a capsule of the cable's radius, its length between the
+//! joints and the cable's mass shared out, with CCD, joined to the next by
+//! a spherical joint, no contacts between the two) and rapier's own ropes
+//! (soft bodies, `SoftBodyBuilder::rope`); the same walls, rapier's
+//! defaults otherwise (no damping; the heap's cables have 0.5), on one
+//! thread (its default features; Arbiter's stage runs on two,
+//! `RAYON_NUM_THREADS=1` for one): the same 30 steps of falling, then the
+//! same measured steps, and the ratio. ARBITER_BENCH_RAPIER=0 skips them.
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::collision::ccd_thick::thick_edge_edge_ccd;
@@ -125,6 +126,23 @@ fn rapier_heap(cables: usize) -> rp::PhysicsWorld {
     w
 }
 
+/// The heap of `tests/common/heap.rs` in rapier3d's own ropes: soft
+/// bodies of 51 particles (`SoftBodyBuilder::rope`: stretch and bend
+/// edges, colliding as a wire), radius 2 cm, 1 kg each, its defaults
+/// otherwise, in the same box.
+fn rapier_rope_heap(cables: usize) -> rp::PhysicsWorld {
+    let mut w = rapier_heap(0);
+    for k in 0..cables {
+        let (from, to) = heap::heap_cable_ends(k);
+        w.insert_soft_body(
+            rp::SoftBodyBuilder::rope(rp::Vector::from(from), rp::Vector::from(to), 51)
+                .particle_radius(0.02)
+                .mass(1.0),
+        );
+    }
+    w
+}
+
 /// The mean of some heights.
 fn mean(ys: impl Iterator<Item = f32>) -> f32 {
     let (sum, n) = ys.fold((0.0, 0), |(s, n), y| (s + y, n + 1));
@@ -214,21 +232,29 @@ fn main() {
         );
         if env_or("ARBITER_BENCH_RAPIER", 1) != 0 {
             let mean_y = mean(w.cables().iter().flat_map(|c| c.x.iter().map(|x| x.y)));
-            let mut r = rapier_heap(n / 50);
-            for _ in 0..30 {
-                r.step();
+            for (name, mut r) in [
+                ("capsule chains, spherical joints, CCD", rapier_heap(n / 50)),
+                ("soft-body ropes", rapier_rope_heap(n / 50)),
+            ] {
+                for _ in 0..30 {
+                    r.step();
+                }
+                let r_ms = ms_per_step(steps, || r.step());
+                let bodies = r
+                    .bodies
+                    .iter()
+                    .filter(|(_, b)| b.is_dynamic())
+                    .map(|(_, b)| b.translation().y);
+                let particles = r
+                    .soft_bodies
+                    .iter()
+                    .flat_map(|(_, b)| b.particle_positions().map(|p| p.y));
+                println!(
+                    "  rapier3d ({name}, one thread): {r_ms:.2} ms/step; arbiter/rapier {:.3}; mean height after the steps: arbiter {mean_y:.2} m, rapier {:.2} m",
+                    ms / r_ms,
+                    if r.soft_bodies.is_empty() { mean(bodies) } else { mean(particles) }
+                );
             }
-            let r_ms = ms_per_step(steps, || r.step());
-            println!(
-                "  rapier3d (capsule chains, spherical joints, CCD, one thread): {r_ms:.2} ms/step; arbiter/rapier {:.3}; mean height after the steps: arbiter {mean_y:.2} m, rapier {:.2} m",
-                ms / r_ms,
-                mean(
-                    r.bodies
-                        .iter()
-                        .filter(|(_, b)| b.is_dynamic())
-                        .map(|(_, b)| b.translation().y)
-                )
-            );
         }
         // The heap settled (ARBITER_BENCH_SETTLE seconds after the drop):
         // the cables at rest asleep.

@@ -24,8 +24,9 @@
 //!
 //! A rider is an awake dynamic body that touches no cable, rests on the
 //! coupled body or another of its riders (their contact's normal, from the
-//! lower body to the upper, within 60° of up, and its points within
-//! [`RIDING_GAP`]), and touches nothing else: a body also resting on the
+//! lower body to the upper, within 60° of up, its points within
+//! [`RIDING_GAP`], and the upper body not parting from the lower faster
+//! than [`World::riding_speed`]), and touches nothing else: a body also resting on the
 //! ground, on another coupled body or on a body outside the stack keeps its
 //! own motion, and so do bodies resting on it.
 
@@ -259,7 +260,9 @@ impl World {
     /// (m/s): a step's gravity. The manifolds are taken before the rigid
     /// step, so a body that bounces off in it (restitution acts above 1 m/s
     /// of approach) may still be within the gap; it parts faster and keeps
-    /// its bounce (as a rider it was made to stay).
+    /// its bounce (as a rider it was made to stay). Not below: a body of
+    /// restitution under about 0.16 bouncing off at just over 1 m/s is made
+    /// to stay.
     fn riding_speed(&self) -> f32 {
         self.settings.gravity.length() * self.settings.dt
     }
@@ -275,7 +278,11 @@ impl World {
     /// (Matching the velocities at the contact's points instead, which
     /// keeps angular momentum, left 3 of the 13 stacks of
     /// `tests/cable_ropes.rs` awake, one of them falling off: a rider 8 cm
-    /// off centre.)
+    /// off centre.) For a rider off centre on a stack turning at `ω`, this
+    /// leaves the contact's points parting or closing at `(ω × d)·n` (`d`
+    /// between the centres), past [`Self::riding_speed`] for 8 cm above
+    /// 2 rad/s: the rider then leaves the stack for that step (not seen in
+    /// the tests).
     pub(super) fn settle_riders(&mut self) {
         for _ in 0..SETTLE_PASSES {
             for k in 0..self.cable_rider_holds.len() {

@@ -14,9 +14,9 @@
 //! their inverse masses along it, `Σ f²wᵢ` against the body's
 //! `1/M + (r×d)·I⁻¹(r×d)` (the normal and the friction part each along its
 //! own direction; `M`, `I` and the lever `r` those of the body with the
-//! bodies riding on it, `world/cable_riders.rs`), the body's displacement and small rotation carry over
-//! from pass to pass and substep to substep (as the particles' do), and the
-//! planes of its contacts move with it. After the stage the body takes
+//! bodies riding on it, `world/cable_riders.rs`), the body's displacement
+//! and small rotation carry over from pass to pass and substep to substep
+//! (as the particles' do), and the planes of its contacts move with it. After the stage the body takes
 //! that displacement and rotation; its velocity takes the impulses as
 //! before, never bounded (their sum is its velocity beyond its path, but
 //! for the momentum of particles held back from it, `verify.rs`, which its
