@@ -330,3 +330,80 @@ fn normal_speed(a: &Body, b: &Body, n: Vec3, point: Vec3) -> f32 {
     let at = |body: &Body| body.linear_velocity + body.angular_velocity.cross(point - body.com);
     (at(b) - at(a)).dot(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::{BodySpec, ShapeSpec};
+
+    /// The slot of body `id`.
+    fn slot(w: &World, id: u64) -> u32 {
+        w.bodies
+            .iter()
+            .find(|(_, b)| b.id == id)
+            .map(|(h, _)| h.index)
+            .unwrap()
+    }
+
+    /// Two 1 m cubes of 1 kg, one on the other, make one 1 × 2 × 1 m box
+    /// of 2 kg: its centre halfway up, its inertia the box's
+    /// (`m(b² + c²)/12` about each axis), an impulse's response that of
+    /// the box. A rider whose inertia cannot be inverted makes none, and
+    /// its root then moves alone: its riders and their holds are dropped,
+    /// and another root's are kept.
+    #[test]
+    fn a_stack_of_two_cubes_moves_as_one_box() {
+        let mut w = World::default();
+        let cube = |y: f32| {
+            BodySpec::new(ShapeSpec::Box {
+                half_extents: [0.5, 0.5, 0.5],
+            })
+            .mass(1.0)
+            .position([0.0, y, 0.0])
+        };
+        let ids: Vec<u64> = [0.0, 1.0, 5.0, 6.0]
+            .iter()
+            .map(|&y| w.add_body(&cube(y)).unwrap())
+            .collect();
+        let s: Vec<u32> = ids.iter().map(|&id| slot(&w, id)).collect();
+        let own = |w: &World, k: u32| {
+            let b = w.bodies.by_index(k).unwrap();
+            (b.com, b.inv_mass, b.inv_inertia_world)
+        };
+        let cb = w.composite(s[0], &[s[1]], own(&w, s[0])).unwrap();
+        assert!((cb.com - Vec3::new(0.0, 0.5, 0.0)).length() < 1e-6);
+        assert!((cb.anchor - Vec3::ZERO).length() < 1e-6);
+        assert!((cb.inv_mass - 0.5).abs() < 1e-6);
+        let inertia = cb.inv_inertia.inverse();
+        let want = Mat3::from_diagonal(Vec3::new(10.0, 4.0, 10.0) / 12.0);
+        for (a, b) in inertia.to_cols_array().iter().zip(want.to_cols_array()) {
+            assert!((a - b).abs() < 1e-5, "{inertia} against {want}");
+        }
+        // 1 N·s along x at the bottom box's centre, 0.5 m below the
+        // composite's: v = 0.5 m/s, ω = r × j / I about z.
+        let (dv, dw) = cb.response(Vec3::X, Vec3::ZERO);
+        assert!((dv - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6);
+        assert!((dw - Vec3::new(0.0, 0.0, 0.5 / (10.0 / 12.0))).length() < 1e-5);
+
+        // Both stacks listed; the second's rider made unable to turn.
+        w.cable_riders = vec![(s[0], s[1]), (s[2], s[3])];
+        w.cable_rider_holds = vec![
+            Hold {
+                lower: s[0],
+                upper: s[1],
+                normal: Vec3::Y,
+            },
+            Hold {
+                lower: s[2],
+                upper: s[3],
+                normal: Vec3::Y,
+            },
+        ];
+        w.bodies.by_index_mut(s[3]).unwrap().inv_inertia_world = Mat3::ZERO;
+        assert!(w.composite(s[2], &[s[3]], own(&w, s[2])).is_none());
+        w.drop_riders(s[2]);
+        assert_eq!(w.cable_riders, vec![(s[0], s[1])]);
+        assert_eq!(w.cable_rider_holds.len(), 1);
+        assert_eq!(w.cable_rider_holds[0].lower, s[0]);
+    }
+}
