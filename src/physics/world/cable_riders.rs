@@ -83,38 +83,25 @@ impl World {
                 .by_index(slot)
                 .is_some_and(|b| b.is_dynamic() && !b.sleeping && b.inv_mass > 0.0)
         };
-        // Each body's touching contacts: the other body, and the normal
-        // from this one to it.
-        let mut touching: HashMap<u32, Vec<(u32, Vec3)>> = HashMap::new();
-        for c in self.contacts.contacts.iter().filter(|c| c.touching) {
-            let n = c.manifold.normal;
-            touching.entry(c.a).or_default().push((c.b, n));
-            touching.entry(c.b).or_default().push((c.a, -n));
-        }
-        // The contacts with no point apart at the step's start (when the
-        // manifolds were taken) whose bodies do not part faster than
-        // [`Self::riding_speed`] at their points' centre after the rigid
-        // step (resting).
+        // Each body's touching contacts: the other body, the normal from
+        // this one to it, and whether the contact rests: no point apart at
+        // the step's start (when the manifolds were taken), and the bodies
+        // not parting faster than [`Self::riding_speed`] at the points'
+        // centre after the rigid step.
         let speed = self.riding_speed();
-        let resting: BTreeSet<(u32, u32)> = self
-            .contacts
-            .contacts
-            .iter()
-            .filter(|c| {
-                let points = c.manifold.points();
-                let (Some(a), Some(b)) = (self.bodies.by_index(c.a), self.bodies.by_index(c.b))
-                else {
-                    return false;
-                };
-                let at =
-                    points.iter().map(|p| p.point()).sum::<Vec3>() / points.len().max(1) as f32;
-                c.touching
-                    && !points.is_empty()
-                    && points.iter().all(|p| p.separation <= RIDING_GAP)
-                    && normal_speed(a, b, c.manifold.normal, at) <= speed
-            })
-            .map(|c| (c.a.min(c.b), c.a.max(c.b)))
-            .collect();
+        let mut touching: HashMap<u32, Vec<(u32, Vec3, bool)>> = HashMap::new();
+        for c in self.contacts.contacts.iter().filter(|c| c.touching) {
+            let (Some(a), Some(b)) = (self.bodies.by_index(c.a), self.bodies.by_index(c.b)) else {
+                continue;
+            };
+            let (n, points) = (c.manifold.normal, c.manifold.points());
+            let at = points.iter().map(|p| p.point()).sum::<Vec3>() / points.len().max(1) as f32;
+            let rests = !points.is_empty()
+                && points.iter().all(|p| p.separation <= RIDING_GAP)
+                && normal_speed(a, b, n, at) <= speed;
+            touching.entry(c.a).or_default().push((c.b, n, rests));
+            touching.entry(c.b).or_default().push((c.a, -n, rests));
+        }
         let none = Vec::new();
         let around = |slot: u32| touching.get(&slot).unwrap_or(&none);
         let mut owner: HashMap<u32, u32> = roots.iter().map(|&r| (r, r)).collect();
@@ -125,9 +112,9 @@ impl World {
             let mut stack = vec![root];
             let mut members = vec![root];
             while let Some(m) = stack.pop() {
-                for &(o, n) in around(m) {
+                for &(o, n, rests) in around(m) {
                     if n.dot(up) >= UPRIGHT
-                        && resting.contains(&(m.min(o), m.max(o)))
+                        && rests
                         && !owner.contains_key(&o)
                         && !touched.contains(&o)
                         && movable(o)
@@ -142,7 +129,8 @@ impl World {
             loop {
                 let before = members.len();
                 let inside: BTreeSet<u32> = members.iter().copied().collect();
-                members.retain(|&m| m == root || around(m).iter().all(|(o, _)| inside.contains(o)));
+                members
+                    .retain(|&m| m == root || around(m).iter().all(|(o, ..)| inside.contains(o)));
                 if members.len() == before {
                     break;
                 }
@@ -152,12 +140,10 @@ impl World {
                 holds.extend(
                     around(m)
                         .iter()
-                        .filter(|&&(o, n)| {
-                            inside.contains(&o)
-                                && n.dot(up) >= UPRIGHT
-                                && resting.contains(&(m.min(o), m.max(o)))
+                        .filter(|&&(o, n, rests)| {
+                            inside.contains(&o) && n.dot(up) >= UPRIGHT && rests
                         })
-                        .map(|&(o, normal)| Hold {
+                        .map(|&(o, normal, _)| Hold {
                             lower: m,
                             upper: o,
                             normal,
@@ -170,22 +156,16 @@ impl World {
         (out, holds)
     }
 
-    /// Coupled body `root` (its own centre of mass `com`, inverse mass and
-    /// inverse world inertia) with its riders: their centre of mass, mass
-    /// and inertia together; `None` if a rider is gone or an inertia cannot
-    /// be inverted (a body that cannot turn).
-    pub(super) fn composite(
-        &self,
-        root: u32,
-        riders: &[u32],
-        own: (Vec3, f32, Mat3),
-    ) -> Option<CoupledBody> {
-        let (com, inv_mass, inv_inertia) = own;
-        let members: Vec<(f32, Vec3, Mat3)> = std::iter::once((inv_mass, com, inv_inertia))
-            .chain(riders.iter().filter_map(|&r| {
-                let b = self.bodies.by_index(r)?;
+    /// Coupled body `root` with its riders: their centre of mass, mass and
+    /// inertia together; `None` if a body is gone or an inertia cannot be
+    /// inverted (a body that cannot turn).
+    pub(super) fn composite(&self, root: u32, riders: &[u32]) -> Option<CoupledBody> {
+        let members: Vec<(f32, Vec3, Mat3)> = std::iter::once(root)
+            .chain(riders.iter().copied())
+            .filter_map(|k| {
+                let b = self.bodies.by_index(k)?;
                 Some((b.inv_mass, b.com, b.inv_inertia_world))
-            }))
+            })
             .collect();
         if members.len() != riders.len() + 1 || members.iter().any(|m| !invertible(m.2)) {
             return None;
@@ -201,7 +181,7 @@ impl World {
         });
         let inv = inertia.inverse();
         (inv.is_finite() && centre.is_finite() && mass.is_finite())
-            .then(|| CoupledBody::composite(root, com, centre, 1.0 / mass, inv))
+            .then(|| CoupledBody::composite(root, members[0].1, centre, 1.0 / mass, inv))
     }
 
     /// Drops the riders (and their holds) of coupled body `root`: it moves
@@ -219,7 +199,7 @@ impl World {
     }
 
     /// The riders of the stage's coupled body `root`.
-    fn riders_of(&self, root: u32) -> &[(u32, u32)] {
+    pub(super) fn riders_of(&self, root: u32) -> &[(u32, u32)] {
         let from = self.cable_riders.partition_point(|&(r, _)| r < root);
         let to = self.cable_riders.partition_point(|&(r, _)| r <= root);
         &self.cable_riders[from..to]
@@ -366,11 +346,7 @@ mod tests {
             .map(|&y| w.add_body(&cube(y)).unwrap())
             .collect();
         let s: Vec<u32> = ids.iter().map(|&id| slot(&w, id)).collect();
-        let own = |w: &World, k: u32| {
-            let b = w.bodies.by_index(k).unwrap();
-            (b.com, b.inv_mass, b.inv_inertia_world)
-        };
-        let cb = w.composite(s[0], &[s[1]], own(&w, s[0])).unwrap();
+        let cb = w.composite(s[0], &[s[1]]).unwrap();
         assert!((cb.com - Vec3::new(0.0, 0.5, 0.0)).length() < 1e-6);
         assert!((cb.anchor - Vec3::ZERO).length() < 1e-6);
         assert!((cb.inv_mass - 0.5).abs() < 1e-6);
@@ -400,7 +376,7 @@ mod tests {
             },
         ];
         w.bodies.by_index_mut(s[3]).unwrap().inv_inertia_world = Mat3::ZERO;
-        assert!(w.composite(s[2], &[s[3]], own(&w, s[2])).is_none());
+        assert!(w.composite(s[2], &[s[3]]).is_none());
         w.drop_riders(s[2]);
         assert_eq!(w.cable_riders, vec![(s[0], s[1])]);
         assert_eq!(w.cable_rider_holds.len(), 1);

@@ -12,8 +12,8 @@
 //! but if a resting body without supports (a coupled one) touches it, only
 //! in the step that body falls asleep (`sleep_waiting_cables`; it began
 //! resting a step after the body, whose rest it reads from the last step,
-//! so it waits from a step short of the sleep time). Asleep, its velocities are zero and the stage loads its
-//! particles as pinned: it is in no chain solve, no body contact and no
+//! so it waits from a step short of the sleep time). Asleep, its
+//! velocities are zero and the stage loads its particles as pinned: it is in no chain solve, no body contact and no
 //! pair with another segment that cannot move, and it holds what rests on
 //! it as a static body would (the rigid solver's supports of bodies
 //! resting on it, and of sleeping bodies, are kept from when they were
@@ -204,11 +204,11 @@ impl World {
         // its island) when they do more than rest on it, move as they touch
         // it, or (a little each step) pull it sideways by as much as the
         // sleep speed; else their impulses are dropped. Woken so, it (and
-        // its island) takes the step's gravity it missed asleep as well as the cables'
-        // impulses, which held it up against that gravity: without it, a
-        // box resting on a rope bridge was thrown up at g·dt (0.16 m/s)
-        // each time it woke, fell asleep again a second later, and never
-        // came to rest.
+        // its island) takes the step's gravity it missed asleep as well as
+        // the cables' impulses, which held it up against that gravity:
+        // without it, a box resting on a rope bridge was thrown up at g·dt
+        // (0.16 m/s) each time it woke, fell asleep again a second later,
+        // and never came to rest.
         let threshold = self.settings.sleep.speed_threshold;
         let mut woken = Vec::new();
         for l in loads {
@@ -268,7 +268,7 @@ impl World {
         let composites: HashMap<u32, CoupledBody> = sys
             .coupled_bodies()
             .iter()
-            .filter(|cb| self.cable_riders.iter().any(|&(r, _)| r == cb.body))
+            .filter(|cb| !self.riders_of(cb.body).is_empty())
             .map(|cb| (cb.body, *cb))
             .collect();
         for (body, impulse, point) in impulses.chain(sys.retired.iter().copied()) {

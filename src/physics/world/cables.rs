@@ -271,36 +271,27 @@ impl World {
         }
         let roots: Vec<u32> = touched.difference(&pinched).copied().collect();
         (self.cable_riders, self.cable_rider_holds) = self.cable_riders(&roots, &touched);
-        roots
-            .iter()
-            .filter_map(|&slot| {
-                let b = self.bodies.by_index(slot)?;
-                let own = (b.com, b.inv_mass, b.inv_inertia_world);
-                let riders: Vec<u32> = self
-                    .cable_riders
-                    .iter()
-                    .filter(|&&(r, _)| r == slot)
-                    .map(|&(_, rider)| rider)
-                    .collect();
-                let composite = if riders.is_empty() {
-                    None
-                } else {
-                    self.composite(slot, &riders, own)
-                };
-                Some((slot, own, riders.len(), composite))
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|(slot, (com, inv_mass, inv_inertia), riders, composite)| {
-                composite.unwrap_or_else(|| {
-                    // (None with riders: it moves alone, without them.)
-                    if riders > 0 {
-                        self.drop_riders(slot);
-                    }
-                    CoupledBody::new(slot, com, inv_mass, inv_inertia)
-                })
-            })
-            .collect()
+        let mut out = Vec::with_capacity(roots.len());
+        for slot in roots {
+            let Some(b) = self.bodies.by_index(slot) else {
+                continue;
+            };
+            let alone = CoupledBody::new(slot, b.com, b.inv_mass, b.inv_inertia_world);
+            let riders: Vec<u32> = self.riders_of(slot).iter().map(|&(_, r)| r).collect();
+            if riders.is_empty() {
+                out.push(alone);
+                continue;
+            }
+            match self.composite(slot, &riders) {
+                Some(cb) => out.push(cb),
+                None => {
+                    // It moves alone, without them.
+                    self.drop_riders(slot);
+                    out.push(alone);
+                }
+            }
+        }
+        out
     }
 
     /// Each coupled body takes the displacement and rotation the stage
