@@ -7,7 +7,9 @@
 //! steps after 30 steps of falling; ARBITER_BENCH_SIZES, default
 //! `1000,10000,50000`; ARBITER_BENCH_SUBSTEPS and ARBITER_BENCH_PASSES,
 //! the world's defaults; ARBITER_BENCH_TRACE set: one line per measured
-//! step, to follow the heap as it settles; ARBITER_BENCH_SETTLE, seconds:
+//! step, to follow the heap as it settles; then the same number of steps
+//! from step 91, the heap packed and still awake, its dearest part
+//! (ARBITER_BENCH_PACKED=0 skips them); ARBITER_BENCH_SETTLE, seconds:
 //! then also the same number of steps from that time on, the heap settled
 //! and its cables at rest asleep, and as many again while one more cable
 //! falls onto it from 6 m above its start).
@@ -262,6 +264,31 @@ fn main() {
                     if r.soft_bodies.is_empty() { mean(bodies) } else { mean(particles) }
                 );
             }
+        }
+        // The heap packed (from 1.5 s after the drop): its cables lie on
+        // each other, awake, the dearest part of its fall.
+        if env_or("ARBITER_BENCH_PACKED", 1) != 0 {
+            while w.tick() < 90 {
+                w.step();
+            }
+            let (mut total, mut slowest) = (0.0f64, 0.0f64);
+            for _ in 0..steps {
+                let started = Instant::now();
+                w.step();
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                total += ms;
+                slowest = slowest.max(ms);
+            }
+            println!(
+                "  packed (steps {}-{}): {:.2} ms/step, slowest {slowest:.2}, {} pairs, {} contacts, {} of {} cables asleep",
+                91,
+                90 + steps,
+                total / steps as f64,
+                w.cable_stats.pairs,
+                w.cable_stats.contacts,
+                w.cable_stats.asleep,
+                w.cables().len()
+            );
         }
         // The heap settled (ARBITER_BENCH_SETTLE seconds after the drop):
         // the cables at rest asleep.
