@@ -153,13 +153,18 @@ fn mean(ys: impl Iterator<Item = f32>) -> f32 {
     sum / n.max(1) as f32
 }
 
-/// Milliseconds a call of `step` takes, over `steps` calls.
-fn ms_per_step(steps: usize, mut step: impl FnMut()) -> f64 {
-    let t = Instant::now();
+/// Milliseconds a call of `step` takes over `steps` calls: the mean and
+/// the slowest.
+fn ms_per_step(steps: usize, mut step: impl FnMut()) -> (f64, f64) {
+    let (mut total, mut slowest) = (0.0f64, 0.0f64);
     for _ in 0..steps {
+        let started = Instant::now();
         step();
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        total += ms;
+        slowest = slowest.max(ms);
     }
-    t.elapsed().as_secs_f64() * 1000.0 / steps as f64
+    (total / steps as f64, slowest)
 }
 
 fn main() {
@@ -249,7 +254,7 @@ fn main() {
                 for _ in 0..30 {
                     r.step();
                 }
-                let r_ms = ms_per_step(steps, || r.step());
+                let (r_ms, _) = ms_per_step(steps, || r.step());
                 let bodies = r
                     .bodies
                     .iter()
@@ -274,19 +279,11 @@ fn main() {
             }
             // (After a longer first window, the steps that follow it.)
             let first = w.tick() + 1;
-            let (mut total, mut slowest) = (0.0f64, 0.0f64);
-            for _ in 0..steps {
-                let started = Instant::now();
-                w.step();
-                let ms = started.elapsed().as_secs_f64() * 1e3;
-                total += ms;
-                slowest = slowest.max(ms);
-            }
+            let (ms, slowest) = ms_per_step(steps, || w.step());
             println!(
-                "  packed (steps {}-{}): {:.2} ms/step, slowest {slowest:.2}, {} pairs, {} contacts, {} of {} cables asleep",
+                "  packed (steps {}-{}): {ms:.2} ms/step, slowest {slowest:.2}, {} pairs, {} contacts, {} of {} cables asleep",
                 first,
                 first + steps as u64 - 1,
-                total / steps as f64,
                 w.cable_stats.pairs,
                 w.cable_stats.contacts,
                 w.cable_stats.asleep,
@@ -300,7 +297,7 @@ fn main() {
             while (w.tick() as usize) < settle {
                 w.step();
             }
-            let ms = ms_per_step(steps, || w.step());
+            let (ms, _) = ms_per_step(steps, || w.step());
             println!(
                 "  settled {} s: {ms:.2} ms/step, {} of {} cables asleep, {} pairs, {} contacts",
                 settle / 60,
@@ -314,7 +311,7 @@ fn main() {
             let mut spec = CableSpec::new([-4.0, 9.0, 3.0], [4.0, 9.0, 3.0], 40);
             spec.radius = 0.02;
             w.add_cable(&spec).unwrap();
-            let ms = ms_per_step(steps, || w.step());
+            let (ms, _) = ms_per_step(steps, || w.step());
             println!(
                 "  one cable falling onto it: {ms:.2} ms/step, {} of {} cables asleep, {} pairs",
                 w.cable_stats.asleep,

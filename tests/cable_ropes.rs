@@ -1,7 +1,7 @@
 //! Dynamic bodies on ropes, which move with their cables inside the cable
 //! stage (coupled, `cable/solver/coupled.rs`): balls thrown at a pinned
-//! rope, boxes on a rope bridge, bodies up to 2,000 times a particle's mass,
-//! restitution, and sleep on ropes.
+//! rope, boxes on a rope bridge, bodies up to 8,000 times a particle's mass,
+//! stacks, restitution, and sleep on ropes.
 
 mod common;
 

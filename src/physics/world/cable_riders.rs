@@ -224,13 +224,13 @@ impl World {
     /// The impulse `j` at `point` of a cable contact with coupled body
     /// `cb`, given to it and its riders as one rigid body.
     pub(super) fn give_composite(&mut self, cb: &CoupledBody, j: Vec3, point: Vec3) {
-        let (dv, dw) = cb.response(j, point);
         let members: Vec<u32> = std::iter::once(cb.body)
             .chain(self.riders_of(cb.body).iter().map(|&(_, r)| r))
             .collect();
         for m in members {
             if let Some(b) = self.bodies.by_index_mut(m) {
-                b.linear_velocity += dv + dw.cross(b.com - cb.com);
+                let (dv, dw) = cb.member_response(j, point, b.com);
+                b.linear_velocity += dv;
                 b.angular_velocity += dw;
             }
         }
@@ -307,8 +307,7 @@ impl World {
 /// How fast body `b` leaves body `a` along `n` (from `a` to `b`) at
 /// `point` (negative: closing).
 fn normal_speed(a: &Body, b: &Body, n: Vec3, point: Vec3) -> f32 {
-    let at = |body: &Body| body.linear_velocity + body.angular_velocity.cross(point - body.com);
-    (at(b) - at(a)).dot(n)
+    (b.velocity_at(point) - a.velocity_at(point)).dot(n)
 }
 
 #[cfg(test)]

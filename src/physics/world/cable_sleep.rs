@@ -287,10 +287,7 @@ impl World {
             if let Some(r) = rest.iter_mut().find(|r| r.0 == body) {
                 let kept = j - down * j.dot(down).max(0.0);
                 let (dv, dw) = match composite {
-                    Some(cb) => {
-                        let (dv, dw) = cb.response(kept, point);
-                        (dv + dw.cross(b.com - cb.com), dw)
-                    }
+                    Some(cb) => cb.member_response(kept, point, b.com),
                     None => (
                         kept * b.inv_mass,
                         b.inv_inertia_world * (point - b.com).cross(kept),

@@ -464,13 +464,14 @@ impl World {
                 };
                 // A dynamic body gets the held particle's momentum, at the
                 // point on it at its end pose (where impulses are applied).
-                // (A coupled body where the contact touches it: the lever
-                // its contact's corrections had. The held particle's
-                // sideways momentum at a lever of its own spun a ball a
-                // rope wrapped at thousands of rad/s.)
+                // (A coupled body where the contact touches it, at the
+                // lever its contact's corrections had: its impulses'
+                // point. The held particle's sideways momentum at a lever
+                // of its own spun a ball a rope wrapped at thousands of
+                // rad/s.)
                 let taker = |q: Vec3| {
                     body.is_dynamic().then(|| match coupled {
-                        Some(cb) => (c.body, cb.com + c.lever),
+                        Some(_) => (c.body, c.point),
                         None => (
                             c.body,
                             body.pose

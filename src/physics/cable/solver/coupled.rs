@@ -186,6 +186,13 @@ impl CoupledBody {
             self.inv_inertia * (point - self.com).cross(j),
         )
     }
+
+    /// [`Self::response`] as a member (the body or a rider) whose centre
+    /// of mass is at `com` takes it: its velocity and angular velocity.
+    pub(crate) fn member_response(&self, j: Vec3, point: Vec3, com: Vec3) -> (Vec3, Vec3) {
+        let (dv, dw) = self.response(j, point);
+        (dv + dw.cross(com - self.com), dw)
+    }
 }
 
 impl CableSystem {
