@@ -172,15 +172,14 @@ pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec
         let ids = ct.particles();
         let weight = ct.weights();
         let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m]);
-        let c = ct.n.dot(gap) - ct.thickness;
-        if c >= 0.0 {
-            continue;
-        }
-        let correction = ct.n * -c;
+        // Without a branch: whether a contact is closed is not
+        // predictable, and an open one adds zero.
+        let depth = (ct.thickness - ct.n.dot(gap)).max(0.0);
+        let correction = ct.n * depth;
         for m in 0..4 {
             x[ids[m] - x0] += correction * ct.share[m];
         }
-        *lambda += -c;
+        *lambda += depth;
     }
 }
 

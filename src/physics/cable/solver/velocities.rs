@@ -36,6 +36,7 @@ impl CableSystem {
     pub(super) fn apply_friction_and_depth_clamp(&mut self, h: f32) {
         let (par, split) = (self.parallel(), self.split);
         let held = Held {
+            any_frozen: !self.held.is_empty(),
             frozen: &self.frozen,
             w: &self.w,
             prev: &self.prev,
@@ -133,6 +134,9 @@ impl CableSystem {
 /// substep's start.
 #[derive(Clone, Copy)]
 struct Held<'a> {
+    /// Whether any particle is held back this substep (the held ones are
+    /// the only frozen ones at its end): else `frozen` need not be read.
+    any_frozen: bool,
     frozen: &'a [bool],
     w: &'a [f32],
     prev: &'a [Vec3],
@@ -178,7 +182,7 @@ fn friction_and_depth_clamp(contacts: &Contacts, v: &mut [Vec3], x0: usize, held
         let (ids, weight) = (ct.particles(), ct.weights());
         // `share` moves the gap by what it multiplies (as in the passes);
         // with a particle held, the others' shares are taken again.
-        let share = if ids.iter().any(|&i| held.frozen[i]) {
+        let share = if held.any_frozen && ids.iter().any(|&i| held.frozen[i]) {
             let moving = |k: usize| !held.frozen[ids[k]];
             let denom: f32 = (0..4)
                 .filter(|&k| moving(k))
@@ -281,6 +285,7 @@ mod tests {
                 &mut v,
                 0,
                 Held {
+                    any_frozen: frozen.contains(&true),
                     frozen: &frozen,
                     w: &w,
                     prev: &[Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::ONE],
@@ -356,6 +361,7 @@ mod tests {
                 start[4] = Vec3::Y * b0;
                 start[5] = Vec3::Y * b0;
                 let held = Held {
+                    any_frozen: false,
                     frozen: &[false; 6],
                     w: &w,
                     prev: &prev,
