@@ -421,6 +421,10 @@ pub(crate) struct CableSystem {
     coupled_of: std::collections::HashMap<u32, u32>,
     candidates: Vec<(u32, u32)>,
     upper_pairs: Vec<Pair>,
+    /// Scratch of a build: each pair's segments (the upper half's apart
+    /// while the filter runs), for the index.
+    pair_ends: Vec<[u32; 2]>,
+    upper_pair_ends: Vec<[u32; 2]>,
     boxes: Vec<(Vec3, Vec3)>,
     /// What the filter of the step's pairs reads of each segment.
     filter_segs: Vec<FilterSeg>,

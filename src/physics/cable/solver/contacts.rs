@@ -82,6 +82,7 @@ impl Contacts {
         self.mu.push(mu);
     }
 
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.list.len()
     }

@@ -245,15 +245,21 @@ impl CableSystem {
                 ([c.at, c.from, c.end], c.slack, c.links, c.ab)
             },
             &candidate,
-            out,
+            |p| out.push(p),
         );
     }
 
     /// Appends to `out` the pairs among `candidates` of the step's (or a
-    /// rebuild's) pairs that the tubes' filter keeps, in order: read from
-    /// the segments' records (`filter_segs`), where the tubes start where
-    /// the closest points are taken.
-    pub(super) fn judge_built(&self, candidates: &[(u32, u32)], out: &mut Vec<Pair>) {
+    /// rebuild's) pairs that the tubes' filter keeps, in order, and their
+    /// segments to `ends`: read from the segments' records
+    /// (`filter_segs`), where the tubes start where the closest points are
+    /// taken.
+    pub(super) fn judge_built(
+        &self,
+        candidates: &[(u32, u32)],
+        out: &mut Vec<Pair>,
+        ends: &mut Vec<[u32; 2]>,
+    ) {
         let segs = &self.filter_segs;
         self.judge_batches::<true>(
             candidates.len(),
@@ -273,21 +279,24 @@ impl CableSystem {
                 )
             },
             |k| self.built_candidate(candidates[k].0, candidates[k].1),
-            out,
+            |p| {
+                ends.push([p.a, p.b]);
+                out.push(p);
+            },
         );
     }
 
     /// The filter over candidates `0..count`, [`LANES`] at a time:
     /// `points(k)` gives candidate `k`'s points (`at`, `from`, `end`), the
     /// sum of its slacks, its segments' links and ids; `candidate(k)` the
-    /// whole candidate, for the few the f64 judge decides. `FROM_AT`: every
-    /// candidate's `from` is its `at`.
+    /// whole candidate, for the few the f64 judge decides; `keep` takes
+    /// each kept pair. `FROM_AT`: every candidate's `from` is its `at`.
     fn judge_batches<const FROM_AT: bool>(
         &self,
         count: usize,
         points: impl Fn(usize) -> ([[Vec3; 4]; 3], f32, [Link; 2], [u32; 2]),
         candidate: impl Fn(usize) -> Candidate,
-        out: &mut Vec<Pair>,
+        mut keep: impl FnMut(Pair),
     ) {
         let mut lanes = Lanes::new();
         let mut ids = [([Link::default(); 2], [0u32; 2]); LANES];
@@ -308,9 +317,13 @@ impl CableSystem {
                     Verdict::Apart => {}
                     Verdict::Near { n, s, u } => {
                         let (links, ab) = ids[l];
-                        out.push(self.pair_record(ab, links, n, s, u))
+                        keep(self.pair_record(ab, links, n, s, u))
                     }
-                    Verdict::Touching => out.extend(self.judge(&candidate(first + l))),
+                    Verdict::Touching => {
+                        if let Some(p) = self.judge(&candidate(first + l)) {
+                            keep(p);
+                        }
+                    }
                 }
             }
         }

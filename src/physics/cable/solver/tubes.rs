@@ -60,16 +60,16 @@ pub(super) struct PairIndex {
 }
 
 impl PairIndex {
-    fn rebuild(&mut self, pairs: &[Pair], segs: usize) {
-        // On one thread: on two, each reads every pair record (56 bytes)
-        // for a few bytes of output, and the index took as long (1.1 ms at
-        // 50k either way).
+    fn rebuild(&mut self, ends: &[[u32; 2]], segs: usize, par: bool) {
+        // From the pairs' segments alone (8 bytes a pair): from the pair
+        // records (56 bytes), two threads each read all of them for a few
+        // bytes of output, and took as long as one.
         group_by_key(
-            pairs,
+            ends,
             segs,
-            |p| [p.a, p.b],
+            |e| *e,
             |k, _| k as u32,
-            false,
+            par,
             &mut self.start,
             &mut self.index,
         );
@@ -316,22 +316,29 @@ impl CableSystem {
         let par = self.parallel();
         let mut upper = std::mem::take(&mut self.upper_pairs);
         let mut lower = std::mem::take(&mut self.pairs);
+        let mut ends = std::mem::take(&mut self.pair_ends);
+        let mut upper_ends = std::mem::take(&mut self.upper_pair_ends);
         let mid = self.candidates.len() / 2;
         let this = &*self;
-        let filter = |cands: &[(u32, u32)], out: &mut Vec<Pair>| {
+        let filter = |cands: &[(u32, u32)], out: &mut Vec<Pair>, ends: &mut Vec<[u32; 2]>| {
             out.clear();
-            this.judge_built(cands, out);
+            ends.clear();
+            this.judge_built(cands, out, ends);
         };
         both(
             par,
-            || filter(&this.candidates[..mid], &mut lower),
-            || filter(&this.candidates[mid..], &mut upper),
+            || filter(&this.candidates[..mid], &mut lower, &mut ends),
+            || filter(&this.candidates[mid..], &mut upper, &mut upper_ends),
         );
         lower.append(&mut upper);
+        ends.append(&mut upper_ends);
         self.pairs = lower;
         self.upper_pairs = upper;
-        self.responses.clear();
-        self.index_pairs();
+        self.upper_pair_ends = upper_ends;
+        // The index by segment, from the pairs' segments alone.
+        self.pair_index.rebuild(&ends, self.segs.len(), par);
+        self.pair_ends = ends;
+        self.size_pair_scratch();
         self.built_since_load = true;
         self.stats.ms_pairs += clock.elapsed().as_secs_f64() * 1e3;
     }
@@ -509,9 +516,8 @@ impl CableSystem {
         }
     }
 
-    /// The pairs of each segment, and per-pair scratch sized.
-    fn index_pairs(&mut self) {
-        self.pair_index.rebuild(&self.pairs, self.segs.len());
+    /// Per-pair scratch sized to the new list.
+    fn size_pair_scratch(&mut self) {
         self.responses.clear();
         self.responses.resize(self.pairs.len(), 0);
         self.queued.clear();

@@ -34,6 +34,14 @@ impl CableSystem {
     /// so a creep faster than the sleep speed keeps a cable awake; a slower
     /// one sleeps after the sleep time.
     pub(super) fn apply_friction_and_depth_clamp(&mut self, h: f32) {
+        self.on_contact_lists(|c, v, x0, held| friction_and_depth_clamp(c, v, x0, held, h));
+    }
+
+    /// `f(contacts, v, x0, held)` on each list of the substep's contacts
+    /// (`v` holds particles `x0..`): those within each half of the
+    /// particles on two threads (they touch only their half), then those
+    /// across.
+    fn on_contact_lists(&mut self, f: impl Fn(&Contacts, &mut [Vec3], usize, Held) + Sync) {
         let (par, split) = (self.parallel(), self.split);
         let held = Held {
             any_frozen: !self.held.is_empty(),
@@ -47,12 +55,12 @@ impl CableSystem {
             let (v_lo, v_hi) = self.v.split_at_mut(split);
             both(
                 par,
-                || [lo0, lo1].map(|c| friction_and_depth_clamp(c, v_lo, 0, held, h)),
-                || [hi0, hi1].map(|c| friction_and_depth_clamp(c, v_hi, split, held, h)),
+                || [lo0, lo1].map(|c| f(c, v_lo, 0, held)),
+                || [hi0, hi1].map(|c| f(c, v_hi, split, held)),
             );
         }
         for c in [across0, across1] {
-            friction_and_depth_clamp(c, &mut self.v, 0, held, h);
+            f(c, &mut self.v, 0, held);
         }
     }
 
@@ -62,33 +70,7 @@ impl CableSystem {
     pub(super) fn apply_restitution(&mut self) {
         // Only pairs solved this substep can have pushed. A contact holds
         // all it needs (the pair list may have been rebuilt since).
-        for (side, half) in (0..3).flat_map(|side| (0..2).map(move |half| (side, half))) {
-            for k in 0..self.selected[half][side].len() {
-                let c = &self.selected[half][side];
-                let (ct, lambda, e) = (c.list[k], c.lambda[k], c.e[k]);
-                if lambda <= 0.0 || e <= 0.0 {
-                    continue;
-                }
-                let (ids, weight) = (ct.particles(), ct.weights());
-                let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k]] * weight[k]);
-                let vn0 = ct.n.dot(gap(&self.v_start));
-                if vn0 > -RESTITUTION_THRESHOLD {
-                    continue;
-                }
-                let vn = ct.n.dot(gap(&self.v));
-                let dv = -e * vn0 - vn;
-                let denom =
-                    self.pair_denominator(&std::array::from_fn(|k| (ids[k], weight[k], 1.0)));
-                if dv <= 0.0 || denom <= 0.0 {
-                    continue;
-                }
-                for (&i, &wk) in ids.iter().zip(&weight) {
-                    if !self.frozen[i] {
-                        self.v[i] += ct.n * (wk * self.w[i] * dv / denom);
-                    }
-                }
-            }
-        }
+        self.on_contact_lists(restitution);
         for k in 0..self.body_contacts.len() {
             let bc = self.body_contacts[k];
             if bc.lambda <= 0.0 || bc.e <= 0.0 {
@@ -141,6 +123,42 @@ struct Held<'a> {
     w: &'a [f32],
     prev: &'a [Vec3],
     v_start: &'a [Vec3],
+}
+
+/// Restitution of `contacts`, whose particles are in `v` (which holds
+/// particles `x0..`): each contact that pushed this substep and was
+/// approached faster than the threshold leaves at `e` times the approach
+/// speed, by an impulse divided by Σ wᵢ²/mᵢ split by the barycentric
+/// weights (a particle held back counts as pinned).
+fn restitution(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held) {
+    let pushed = contacts.lambda.iter().zip(&contacts.e);
+    for (k, (&lambda, &e)) in pushed.enumerate() {
+        if lambda <= 0.0 || e <= 0.0 {
+            continue;
+        }
+        let ct = &contacts.list[k];
+        let (ids, weight) = (ct.particles(), ct.weights());
+        let vn0 =
+            ct.n.dot((0..4).fold(Vec3::ZERO, |g, k| g + held.v_start[ids[k]] * weight[k]));
+        if vn0 > -RESTITUTION_THRESHOLD {
+            continue;
+        }
+        let vn =
+            ct.n.dot((0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k] - x0] * weight[k]));
+        let dv = -e * vn0 - vn;
+        let moving = |k: usize| !held.frozen[ids[k]];
+        let denom: f32 = (0..4)
+            .filter(|&k| moving(k))
+            .map(|k| weight[k] * weight[k] * held.w[ids[k]])
+            .sum();
+        if dv <= 0.0 || denom <= 0.0 {
+            continue;
+        }
+        for k in (0..4).filter(|&k| moving(k)) {
+            let i = ids[k];
+            v[i - x0] += ct.n * (weight[k] * held.w[i] * dv / denom);
+        }
+    }
 }
 
 /// [`CableSystem::apply_friction_and_depth_clamp`] on `contacts`, whose
