@@ -2,7 +2,7 @@
 //! direction and points (the segments' closest points at its start, kept
 //! between nearly parallel segments), laid out for the passes.
 
-use super::kernels::{closest_direction, pair_gap, pair_points};
+use super::kernels::{closest_direction, moves_anything, pair_gap, pair_points};
 use super::{both, CableSystem, Pair, Vec3, ACTIVE_SLACK};
 
 /// How much nearer (m) the closest points of a substep's start must be
@@ -180,8 +180,7 @@ impl CableSystem {
                     let (n, s, u) = contact_direction(p, prev);
                     let pts = pair_points(&Pair { s, u, ..*p });
                     let denom: f32 = pts.iter().map(|&(i, wg, _)| wg * wg * w[i]).sum();
-                    if denom <= 0.0 {
-                        // Nothing of it moves.
+                    if !moves_anything(denom) {
                         continue;
                     }
                     counts[k / SELECT_BLOCK] += 1;
@@ -314,6 +313,48 @@ mod tests {
         for (k, end) in ends.iter().enumerate().skip(1) {
             assert!(*end == ends[0], "cut {k} gives another substep");
         }
+    }
+
+    /// A cable pinned at its first particle, touching a cable pinned at
+    /// both ends 1e-21 of its length from its pin: the contact moves so
+    /// little (Σ wᵢ²/mᵢ ≈ 1e-41, whose inverse overflows f32) that it is
+    /// not solved, instead of giving the particles infinite and NaN
+    /// shares (0·∞ for a pinned one) that turned their positions to NaN.
+    #[test]
+    fn a_contact_too_near_a_pin_to_move_anything_is_not_solved() {
+        let x = 2.0e-22;
+        let mut a = CableSpec::new([0.0, 0.0, 0.0], [0.2, 0.0, 0.0], 1);
+        a.pinned = vec![0];
+        let mut b = CableSpec::new([x, 0.03, -0.1], [x, 0.03, 0.1], 1);
+        b.pinned = vec![0, 1];
+        let cables = [a, b].map(|mut spec| {
+            spec.radius = 0.02;
+            spec
+        });
+        let cables: Vec<Cable> = (0..2)
+            .map(|k| Cable::from_spec(&cables[k], k as u64).unwrap())
+            .collect();
+        let (h, g) = (1.0 / 240.0, Vec3::ZERO);
+        let mut sys = CableSystem::default();
+        sys.load(&cables);
+        sys.begin(1.0 / 60.0, h, g);
+        assert_eq!(sys.pairs.len(), 1, "the cables touch");
+        sys.prev = sys.x.clone();
+        let (_, s, _) = contact_direction(&mut sys.pairs[0].clone(), &sys.prev);
+        assert!(s > 0.0 && s < 1.0e-20, "the contact is at s = {s}");
+        sys.select_active(false);
+        let selected: usize = sys.selected.iter().flatten().map(Contacts::len).sum();
+        assert_eq!(selected, 0);
+        for _ in 0..4 {
+            sys.solve_substep(h, g, 4);
+            sys.finish_substep(h, false);
+        }
+        assert!(
+            sys.x.iter().chain(&sys.v).all(|q| q.is_finite()),
+            "{:?} {:?}",
+            sys.x,
+            sys.v
+        );
     }
 
     /// Two parallel segments side by side (a cable lying along another),

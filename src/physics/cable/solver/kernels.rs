@@ -57,6 +57,14 @@ pub(super) fn closest_direction(
     (len > 1.0e-6).then(|| (d / len, s, u))
 }
 
+/// Whether a contact whose `Σ wᵢ²/mᵢ` is `denom` moves anything: not when
+/// it is zero, nor so small that its inverse overflows (the shares of its
+/// particles would be infinite, and 0·∞ a NaN for a pinned one).
+#[inline]
+pub(super) fn moves_anything(denom: f32) -> bool {
+    denom > 0.0 && (1.0 / denom).is_finite()
+}
+
 /// `B(u) − A(s)` over the positions `x` of particles `x0..`.
 #[inline]
 pub(super) fn pair_gap(pts: &[(usize, f32, f32); 4], x: &[Vec3], x0: usize) -> Vec3 {
@@ -102,13 +110,14 @@ pub(super) fn solve_body_contacts(
 /// and `Σ fᵢ²wᵢ`.
 pub(super) type Ends = ([(usize, f32); 2], [f32; 2], f32);
 
-/// [`Ends`] of a body contact; `None` when neither particle moves.
+/// [`Ends`] of a body contact; `None` when neither particle moves
+/// ([`moves_anything`]).
 #[inline]
 pub(super) fn contact_ends(bc: &BodyContact, segs: &[Seg], w: &[f32]) -> Option<Ends> {
     let [(i0, f0), (i1, f1)] = bc.weights(segs);
     let (a0, a1) = (f0 * w[i0], f1 * w[i1]);
     let denom = f0 * a0 + f1 * a1;
-    (denom > 0.0).then_some(([(i0, f0), (i1, f1)], [a0, a1], denom))
+    moves_anything(denom).then_some(([(i0, f0), (i1, f1)], [a0, a1], denom))
 }
 
 /// A body contact's point on the segment's axis, how far it is out of

@@ -94,7 +94,7 @@ impl CableSystem {
             let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
             let denom = f0 * a0 + f1 * a1;
             let dv = -bc.e * vn0 - vn;
-            if dv <= 0.0 || denom <= 0.0 {
+            if dv <= 0.0 || !kernels::moves_anything(denom) {
                 continue;
             }
             if bc.coupled != UNCOUPLED {
@@ -151,7 +151,7 @@ fn restitution(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held) {
             .filter(|&k| moving(k))
             .map(|k| weight[k] * weight[k] * held.w[ids[k]])
             .sum();
-        if dv <= 0.0 || denom <= 0.0 {
+        if dv <= 0.0 || !kernels::moves_anything(denom) {
             continue;
         }
         for k in (0..4).filter(|&k| moving(k)) {
@@ -206,7 +206,7 @@ fn friction_and_depth_clamp(contacts: &Contacts, v: &mut [Vec3], x0: usize, held
                 .filter(|&k| moving(k))
                 .map(|k| weight[k] * weight[k] * held.w[ids[k]])
                 .sum();
-            if denom <= 0.0 {
+            if !kernels::moves_anything(denom) {
                 continue;
             }
             std::array::from_fn(|k| {

@@ -4,7 +4,7 @@
 //! fail-safe; and the brute-force audit for tests.
 
 use super::both;
-use super::kernels::pair_points;
+use super::kernels::{moves_anything, pair_points};
 use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP};
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
 use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
@@ -312,7 +312,7 @@ impl CableSystem {
         };
         let pts = pair_points(&Pair { s, u, ..p });
         let denom = self.pair_denominator(&pts);
-        if denom <= 0.0 {
+        if !moves_anything(denom) {
             return false;
         }
         let vel = |sys: &Self, i: usize| (sys.x[i] - sys.prev[i]) / h;
