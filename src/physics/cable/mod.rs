@@ -134,7 +134,12 @@
 //!    back; a rod across rails of 10 cm segments slid 31% short), the correction
 //!    split over the four particles by barycentric weight divided by
 //!    Σ wᵢ²/mᵢ (body contacts with Coulomb friction on the substep's
-//!    sliding; the body side gets the opposite momentum). Friction between
+//!    sliding; the body side gets the opposite momentum). Where each
+//!    segment has a particle without mass (pinned, or asleep), the depth
+//!    between those two counts only while they are apart (the gap is the
+//!    weighted sum of its four corners' gaps; a cable pinned 1 mm into a
+//!    pinned one was thrown at up to 458 m/s through the lever 1/s, see
+//!    `Contact::depth`), as a body contact's pinned end. Friction between
 //!    segments acts on the velocities at the substep's end: each contact
 //!    that pushed by λ takes away its relative tangential velocity up to
 //!    μλ/h (inside the passes it fought the chains' solve, and a heap crept

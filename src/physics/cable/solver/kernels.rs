@@ -179,11 +179,9 @@ pub(super) fn moving_share(w: &[f32], ends: [(usize, f32); 2]) -> f32 {
 pub(super) fn solve_pairs(contacts: &[Contact], lambda: &mut [f32], x: &mut [Vec3], x0: usize) {
     for (ct, lambda) in contacts.iter().zip(lambda) {
         let ids = ct.particles();
-        let weight = ct.weights();
-        let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m]);
-        // Without a branch: whether a contact is closed is not
-        // predictable, and an open one adds zero.
-        let depth = (ct.thickness - ct.n.dot(gap)).max(0.0);
+        // Without a branch on the depth: whether a contact is closed is
+        // not predictable, and an open one adds zero.
+        let depth = ct.depth(x, x0);
         let correction = ct.n * depth;
         for m in 0..4 {
             x[ids[m] - x0] += correction * ct.share[m];

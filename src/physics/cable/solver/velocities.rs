@@ -279,6 +279,7 @@ mod tests {
             s,
             u,
             share: std::array::from_fn(|k| weight[k] * w[k] / denom),
+            fixed: 0,
         };
         let (h, mu) = (1.0 / 240.0, 0.5);
         let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[k] * weight[k]);
@@ -355,6 +356,7 @@ mod tests {
             s,
             u,
             share: std::array::from_fn(|k| weight[k] * w[k + 2] / denom),
+            fixed: 0,
         };
         let gap = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |g, k| g + v[k] * weight[k]);
         let momentum = |v: &[Vec3]| (0..4).fold(Vec3::ZERO, |p, k| p + v[k] / w[k + 2]);
