@@ -176,9 +176,9 @@
 //!    comes within touching distance.
 //! 5. Velocities, damping, friction between segments (each contact that
 //!    pushed by λ takes away up to μλ/h of its relative sliding velocity),
-//!    the depth a contact began the substep with pushed out as position
-//!    only (its gap's opening speed loses up to depth/h, never below its
-//!    start's), and restitution (contacts approached faster than 1 m/s
+//!    the depth a contact (with a segment or a body) began the substep
+//!    with pushed out as position only (its gap's opening speed loses up
+//!    to depth/h, never below its start's), and restitution (contacts approached faster than 1 m/s
 //!    leave at `e` times that speed).
 //! 6. **Sleep** (`world/cable_sleep.rs`): a cable whose particles have
 //!    stayed slow for the sleep time (root mean square speed under the

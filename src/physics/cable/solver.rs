@@ -747,6 +747,7 @@ impl CableSystem {
         );
         self.finish_coupled(h);
         self.apply_friction_and_depth_clamp(h);
+        self.apply_body_depth_clamp(h);
         self.apply_restitution();
         for i in self.held.drain(..) {
             self.frozen[i] = false;

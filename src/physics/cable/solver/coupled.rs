@@ -378,6 +378,17 @@ impl CableSystem {
         self.body_contacts[k].impulse += j;
     }
 
+    /// Where body contact `bc`'s plane was (its offset along `n`) when the
+    /// substep began: back by the body point's move over the substep, and
+    /// for a coupled body by its extra move within the substep.
+    pub(super) fn plane_at_substep_start(&self, bc: &BodyContact) -> f32 {
+        let start = bc.offset - bc.n.dot(bc.slide);
+        match self.coupled_body(bc) {
+            Some(b) => start + bc.n.dot(b.moved0(bc.lever)),
+            None => start,
+        }
+    }
+
     /// A coupled body's normal speed at contact `bc` beyond its path, at
     /// the substep's start (`start`) or now.
     pub(super) fn coupled_speed(&self, bc: &BodyContact, start: bool) -> f32 {
