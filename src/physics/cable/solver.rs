@@ -386,6 +386,11 @@ pub(crate) struct CableSystem {
     /// replaced during the step (a full rebuild), and the momentum of
     /// particles held back from a dynamic body: `(body, impulse, point)`.
     pub retired: Vec<(u32, Vec3, Vec3)>,
+    /// Body contacts that pushed in the current substep but were dropped
+    /// by a rebuild of the pairs (their impulse already in `retired`): its
+    /// end still takes their starting depth out of the speed
+    /// ([`Self::apply_body_depth_clamp`]).
+    pushed_retired: Vec<BodyContact>,
     frozen: Vec<bool>,
     responses: Vec<u8>,
     /// The pair's plane was taken at the substep's end (after the exact
@@ -513,11 +518,16 @@ impl CableSystem {
     }
 
     /// Drops every body contact (before all are generated again), keeping
-    /// the impulses they gave bodies so far.
+    /// the impulses they gave bodies so far (and those that pushed in this
+    /// substep, for its end).
     pub(crate) fn retire_body_contacts(&mut self) {
-        for c in self.body_contacts.drain(..) {
+        for mut c in self.body_contacts.drain(..) {
             if c.impulse != Vec3::ZERO {
                 self.retired.push((c.body, c.impulse, c.point));
+            }
+            if c.lambda > 0.0 {
+                c.impulse = Vec3::ZERO;
+                self.pushed_retired.push(c);
             }
         }
         self.body_split = 0;

@@ -357,11 +357,11 @@ impl CableSystem {
         )
     }
 
-    /// The restitution of a coupled body's contact `k` (the normal speed
-    /// to add, `dv`, shared with the body as its correction is).
-    pub(super) fn restitute_coupled(&mut self, k: usize, dv: f32) {
-        let bc = self.body_contacts[k];
-        let Some(([(i0, f0), (i1, f1)], [a0, a1], denom)) = contact_ends(&bc, &self.segs, &self.w)
+    /// The restitution of a coupled body's contact `bc` (the normal speed
+    /// to add, `dv`, shared with the body as its correction is; the body's
+    /// impulse goes to `bc`).
+    pub(super) fn restitute_coupled(&mut self, bc: &mut BodyContact, dv: f32) {
+        let Some(([(i0, f0), (i1, f1)], [a0, a1], denom)) = contact_ends(bc, &self.segs, &self.w)
         else {
             return;
         };
@@ -375,7 +375,7 @@ impl CableSystem {
         let j = -bc.n * (k_n * share);
         b.dv += j * b.inv_mass;
         b.dw += b.inv_inertia * bc.lever.cross(j);
-        self.body_contacts[k].impulse += j;
+        bc.impulse += j;
     }
 
     /// Where body contact `bc`'s plane was (its offset along `n`) when the

@@ -5,7 +5,7 @@
 
 use super::coupled::UNCOUPLED;
 use super::kernels;
-use super::{both, CableSystem, Contacts, Vec3, RESTITUTION_THRESHOLD};
+use super::{both, BodyContact, CableSystem, Contacts, Vec3, RESTITUTION_THRESHOLD};
 
 impl CableSystem {
     /// Coulomb friction of the contacts between segments, on the velocities
@@ -72,50 +72,67 @@ impl CableSystem {
     /// momentum back (a coupled one, shared by inverse masses, as in
     /// restitution). A cable spawned 3 cm into a floor was launched 2.6 m
     /// up at 7 m/s (5 cm: 7 m at 12 m/s), and as far off a 50 kg box.
+    /// Contacts a rebuild of the pairs dropped in the substep count too
+    /// (a 100-segment cable spawned 3 cm into a floor left its tubes in
+    /// the first substep, and its contacts were regenerated unpushed).
     pub(super) fn apply_body_depth_clamp(&mut self, h: f32) {
+        let mut dropped = std::mem::take(&mut self.pushed_retired);
+        for c in &mut dropped {
+            self.clamp_body_depth(c, h);
+            if c.impulse != Vec3::ZERO {
+                self.retired.push((c.body, c.impulse, c.point));
+            }
+        }
+        dropped.clear();
+        self.pushed_retired = dropped;
         for k in 0..self.body_contacts.len() {
-            let bc = self.body_contacts[k];
-            if bc.lambda <= 0.0 {
-                continue;
-            }
-            let Some((ends, [a0, a1], denom)) = kernels::contact_ends(&bc, &self.segs, &self.w)
-            else {
-                continue;
-            };
-            let [(i0, f0), (i1, f1)] = ends;
-            if self.frozen[i0] || self.frozen[i1] {
-                continue;
-            }
-            let start = self.plane_at_substep_start(&bc);
-            let (_, c0, _) = kernels::body_gap(&bc, ends, &self.w, &self.prev, 0, start);
-            if c0 >= 0.0 {
-                continue;
-            }
-            // Normal speeds relative to the body's point.
-            let vb = if bc.motion == Vec3::ZERO {
-                0.0
-            } else {
-                bc.n.dot(bc.motion) / self.step
-            };
-            let vn =
-                bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb - self.coupled_speed(&bc, false);
-            let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1)
-                - vb
-                - self.coupled_speed(&bc, true);
-            let opening = (vn - vn0.max(0.0)).min(-c0 / h).max(0.0);
-            if opening <= 0.0 {
-                continue;
-            }
-            if bc.coupled != UNCOUPLED {
-                self.restitute_coupled(k, -opening);
-                continue;
-            }
-            self.v[i0] -= bc.n * (opening * a0 / denom);
-            self.v[i1] -= bc.n * (opening * a1 / denom);
-            if bc.dynamic {
-                let share = kernels::moving_share(&self.w, ends);
-                self.body_contacts[k].impulse += bc.n * (opening * share / denom);
-            }
+            let mut c = self.body_contacts[k];
+            self.clamp_body_depth(&mut c, h);
+            self.body_contacts[k] = c;
+        }
+    }
+
+    /// [`Self::apply_body_depth_clamp`] on one contact (the body's share of
+    /// the change goes to its impulse).
+    fn clamp_body_depth(&mut self, bc: &mut BodyContact, h: f32) {
+        if bc.lambda <= 0.0 {
+            return;
+        }
+        let Some((ends, [a0, a1], denom)) = kernels::contact_ends(bc, &self.segs, &self.w) else {
+            return;
+        };
+        let [(i0, f0), (i1, f1)] = ends;
+        if self.frozen[i0] || self.frozen[i1] {
+            return;
+        }
+        let start = self.plane_at_substep_start(bc);
+        let (_, c0, _) = kernels::body_gap(bc, ends, &self.w, &self.prev, 0, start);
+        if c0 >= 0.0 {
+            return;
+        }
+        // Normal speeds relative to the body's point.
+        let vb = if bc.motion == Vec3::ZERO {
+            0.0
+        } else {
+            bc.n.dot(bc.motion) / self.step
+        };
+        let vn = bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb - self.coupled_speed(bc, false);
+        let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1)
+            - vb
+            - self.coupled_speed(bc, true);
+        let opening = (vn - vn0.max(0.0)).min(-c0 / h).max(0.0);
+        if opening <= 0.0 {
+            return;
+        }
+        if bc.coupled != UNCOUPLED {
+            self.restitute_coupled(bc, -opening);
+            return;
+        }
+        self.v[i0] -= bc.n * (opening * a0 / denom);
+        self.v[i1] -= bc.n * (opening * a1 / denom);
+        if bc.dynamic {
+            let share = kernels::moving_share(&self.w, ends);
+            bc.impulse += bc.n * (opening * share / denom);
         }
     }
 
@@ -153,7 +170,9 @@ impl CableSystem {
                 continue;
             }
             if bc.coupled != UNCOUPLED {
-                self.restitute_coupled(k, dv);
+                let mut c = self.body_contacts[k];
+                self.restitute_coupled(&mut c, dv);
+                self.body_contacts[k] = c;
                 continue;
             }
             self.v[i0] += bc.n * (dv * a0 / denom);
