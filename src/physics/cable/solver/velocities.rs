@@ -85,11 +85,11 @@ impl CableSystem {
         }
         dropped.clear();
         self.pushed_retired = dropped;
-        for k in 0..self.body_contacts.len() {
-            let mut c = self.body_contacts[k];
-            self.clamp_body_depth(&mut c, h);
-            self.body_contacts[k] = c;
+        let mut contacts = std::mem::take(&mut self.body_contacts);
+        for c in &mut contacts {
+            self.clamp_body_depth(c, h);
         }
+        self.body_contacts = contacts;
     }
 
     /// [`Self::apply_body_depth_clamp`] on one contact (the body's share of
@@ -105,12 +105,8 @@ impl CableSystem {
         if self.frozen[i0] || self.frozen[i1] {
             return;
         }
-        let start = self.plane_at_substep_start(bc);
-        let (_, c0, _) = kernels::body_gap(bc, ends, &self.w, &self.prev, 0, start);
-        if c0 >= 0.0 {
-            return;
-        }
-        // Normal speeds relative to the body's point.
+        // Normal speeds relative to the body's point (first: most contacts
+        // resting on a body gain no opening speed, and need no depth).
         let vb = if bc.motion == Vec3::ZERO {
             0.0
         } else {
@@ -120,7 +116,13 @@ impl CableSystem {
         let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1)
             - vb
             - self.coupled_speed(bc, true);
-        let opening = (vn - vn0.max(0.0)).min(-c0 / h).max(0.0);
+        let gained = vn - vn0.max(0.0);
+        if gained <= 0.0 {
+            return;
+        }
+        let start = self.plane_at_substep_start(bc);
+        let (_, c0, _) = kernels::body_gap(bc, ends, &self.w, &self.prev, 0, start);
+        let opening = gained.min(-c0 / h);
         if opening <= 0.0 {
             return;
         }
