@@ -3,6 +3,7 @@
 //! (once a substep: see [`CableSystem::apply_friction_and_depth_clamp`]
 //! and [`friction_and_depth_clamp`]), and restitution.
 
+use super::contacts::Contact;
 use super::coupled::UNCOUPLED;
 use super::kernels;
 use super::{both, BodyContact, CableSystem, Contacts, Vec3, RESTITUTION_THRESHOLD};
@@ -101,21 +102,14 @@ impl CableSystem {
         let Some((ends, [a0, a1], denom)) = kernels::contact_ends(bc, &self.segs, &self.w) else {
             return;
         };
-        let [(i0, f0), (i1, f1)] = ends;
+        let [(i0, _), (i1, _)] = ends;
         if self.frozen[i0] || self.frozen[i1] {
             return;
         }
-        // Normal speeds relative to the body's point (first: most contacts
-        // resting on a body gain no opening speed, and need no depth).
-        let vb = if bc.motion == Vec3::ZERO {
-            0.0
-        } else {
-            bc.n.dot(bc.motion) / self.step
-        };
-        let vn = bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb - self.coupled_speed(bc, false);
-        let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1)
-            - vb
-            - self.coupled_speed(bc, true);
+        // Speeds first: most contacts resting on a body gain no opening
+        // speed, and need no depth.
+        let vn = self.body_normal_speed(bc, ends, false);
+        let vn0 = self.body_normal_speed(bc, ends, true);
         let gained = vn - vn0.max(0.0);
         if gained <= 0.0 {
             return;
@@ -138,6 +132,19 @@ impl CableSystem {
         }
     }
 
+    /// How fast body contact `bc`'s point on its segment (at `ends`)
+    /// leaves the body's point along `n`, at the substep's start or now.
+    fn body_normal_speed(&self, bc: &BodyContact, ends: [(usize, f32); 2], start: bool) -> f32 {
+        let [(i0, f0), (i1, f1)] = ends;
+        let v = if start { &self.v_start } else { &self.v };
+        let vb = if bc.motion == Vec3::ZERO {
+            0.0
+        } else {
+            bc.n.dot(bc.motion) / self.step
+        };
+        bc.n.dot(v[i0] * f0 + v[i1] * f1) - vb - self.coupled_speed(bc, start)
+    }
+
     /// Contacts that pushed this substep and were approached faster than
     /// the threshold leave at `e` times the approach speed: an impulse
     /// divided by Σ wᵢ²/mᵢ, split by the barycentric weights.
@@ -150,25 +157,17 @@ impl CableSystem {
             if bc.lambda <= 0.0 || bc.e <= 0.0 {
                 continue;
             }
-            let [(i0, f0), (i1, f1)] = bc.weights(&self.segs);
-            // Normal speeds relative to the body.
-            let vb = if bc.motion == Vec3::ZERO {
-                0.0
-            } else {
-                bc.n.dot(bc.motion) / self.step
+            let Some((ends, [a0, a1], denom)) = kernels::contact_ends(&bc, &self.segs, &self.w)
+            else {
+                continue;
             };
-            let vn0 = bc.n.dot(self.v_start[i0] * f0 + self.v_start[i1] * f1)
-                - vb
-                - self.coupled_speed(&bc, true);
+            let [(i0, _), (i1, _)] = ends;
+            let vn0 = self.body_normal_speed(&bc, ends, true);
             if vn0 > -RESTITUTION_THRESHOLD {
                 continue;
             }
-            let vn =
-                bc.n.dot(self.v[i0] * f0 + self.v[i1] * f1) - vb - self.coupled_speed(&bc, false);
-            let (a0, a1) = (f0 * self.w[i0], f1 * self.w[i1]);
-            let denom = f0 * a0 + f1 * a1;
-            let dv = -bc.e * vn0 - vn;
-            if dv <= 0.0 || !kernels::moves_anything(denom) {
+            let dv = -bc.e * vn0 - self.body_normal_speed(&bc, ends, false);
+            if dv <= 0.0 {
                 continue;
             }
             if bc.coupled != UNCOUPLED {
@@ -180,7 +179,7 @@ impl CableSystem {
             self.v[i0] += bc.n * (dv * a0 / denom);
             self.v[i1] += bc.n * (dv * a1 / denom);
             if bc.dynamic {
-                let share = kernels::moving_share(&self.w, [(i0, f0), (i1, f1)]);
+                let share = kernels::moving_share(&self.w, ends);
                 self.body_contacts[k].impulse -= bc.n * (dv * share / denom);
             }
         }
@@ -199,6 +198,34 @@ struct Held<'a> {
     w: &'a [f32],
     prev: &'a [Vec3],
     v_start: &'a [Vec3],
+}
+
+impl Held<'_> {
+    /// Each particle's share of a change to contact `ct`'s gap (as in the
+    /// passes, `share` moves the gap by what it multiplies): the
+    /// contact's own, or with a particle held back, the others' taken
+    /// again without it; `None` when nothing of it moves.
+    fn shares(&self, ct: &Contact) -> Option<[f32; 4]> {
+        let ids = ct.particles();
+        if !(self.any_frozen && ids.iter().any(|&i| self.frozen[i])) {
+            return Some(ct.share);
+        }
+        let weight = ct.weights();
+        let moving = |k: usize| !self.frozen[ids[k]];
+        let denom: f32 = (0..4)
+            .filter(|&k| moving(k))
+            .map(|k| weight[k] * weight[k] * self.w[ids[k]])
+            .sum();
+        kernels::moves_anything(denom).then(|| {
+            std::array::from_fn(|k| {
+                if moving(k) {
+                    weight[k] * self.w[ids[k]] / denom
+                } else {
+                    0.0
+                }
+            })
+        })
+    }
 }
 
 /// Restitution of `contacts`, whose particles are in `v` (which holds
@@ -222,17 +249,14 @@ fn restitution(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held) {
         let vn =
             ct.n.dot((0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k] - x0] * weight[k]));
         let dv = -e * vn0 - vn;
-        let moving = |k: usize| !held.frozen[ids[k]];
-        let denom: f32 = (0..4)
-            .filter(|&k| moving(k))
-            .map(|k| weight[k] * weight[k] * held.w[ids[k]])
-            .sum();
-        if dv <= 0.0 || !kernels::moves_anything(denom) {
+        if dv <= 0.0 {
             continue;
         }
-        for k in (0..4).filter(|&k| moving(k)) {
-            let i = ids[k];
-            v[i - x0] += ct.n * (weight[k] * held.w[i] * dv / denom);
+        let Some(share) = held.shares(ct) else {
+            continue;
+        };
+        for (&i, &share) in ids.iter().zip(&share) {
+            v[i - x0] += ct.n * (dv * share);
         }
     }
 }
@@ -274,26 +298,8 @@ fn friction_and_depth_clamp(contacts: &Contacts, v: &mut [Vec3], x0: usize, held
             continue;
         }
         let (ids, weight) = (ct.particles(), ct.weights());
-        // `share` moves the gap by what it multiplies (as in the passes);
-        // with a particle held, the others' shares are taken again.
-        let share = if held.any_frozen && ids.iter().any(|&i| held.frozen[i]) {
-            let moving = |k: usize| !held.frozen[ids[k]];
-            let denom: f32 = (0..4)
-                .filter(|&k| moving(k))
-                .map(|k| weight[k] * weight[k] * held.w[ids[k]])
-                .sum();
-            if !kernels::moves_anything(denom) {
-                continue;
-            }
-            std::array::from_fn(|k| {
-                if moving(k) {
-                    weight[k] * held.w[ids[k]] / denom
-                } else {
-                    0.0
-                }
-            })
-        } else {
-            ct.share
+        let Some(share) = held.shares(ct) else {
+            continue;
         };
         let at =
             |x: &[Vec3], x0: usize| (0..4).fold(Vec3::ZERO, |g, k| g + x[ids[k] - x0] * weight[k]);
