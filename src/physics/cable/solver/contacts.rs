@@ -59,13 +59,10 @@ impl Contact {
     /// pinned end (`kernels::body_gap`).
     #[inline]
     pub(super) fn depth(&self, x: &[Vec3], x0: usize) -> f32 {
-        let ids = self.particles();
         if self.fixed == 0 {
-            let weight = self.weights();
-            let gap = (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m]);
-            return (self.thickness - self.n.dot(gap)).max(0.0);
+            return (self.thickness - self.n.dot(self.gap(x, x0))).max(0.0);
         }
-        let along = ids.map(|i| self.n.dot(x[i - x0]));
+        let along = self.particles().map(|i| self.n.dot(x[i - x0]));
         let (fa, fb) = ([1.0 - self.s, self.s], [1.0 - self.u, self.u]);
         let mut gap = 0.0;
         for a in 0..2 {
@@ -78,6 +75,14 @@ impl Contact {
             }
         }
         (-gap).max(0.0)
+    }
+
+    /// `B(u) − A(s)` over `x` (which holds particles `x0..`): of the
+    /// positions, the gap; of velocities, how fast it changes.
+    #[inline]
+    pub(super) fn gap(&self, x: &[Vec3], x0: usize) -> Vec3 {
+        let (ids, weight) = (self.particles(), self.weights());
+        (0..4).fold(Vec3::ZERO, |g, m| g + x[ids[m] - x0] * weight[m])
     }
 
     /// The four particles, in the order of `weights` and `share`.

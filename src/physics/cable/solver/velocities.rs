@@ -137,11 +137,7 @@ impl CableSystem {
     fn body_normal_speed(&self, bc: &BodyContact, ends: [(usize, f32); 2], start: bool) -> f32 {
         let [(i0, f0), (i1, f1)] = ends;
         let v = if start { &self.v_start } else { &self.v };
-        let vb = if bc.motion == Vec3::ZERO {
-            0.0
-        } else {
-            bc.n.dot(bc.motion) / self.step
-        };
+        let vb = bc.n.dot(bc.motion) / self.step;
         bc.n.dot(v[i0] * f0 + v[i1] * f1) - vb - self.coupled_speed(bc, start)
     }
 
@@ -240,22 +236,18 @@ fn restitution(contacts: &Contacts, v: &mut [Vec3], x0: usize, held: Held) {
             continue;
         }
         let ct = &contacts.list[k];
-        let (ids, weight) = (ct.particles(), ct.weights());
-        let vn0 =
-            ct.n.dot((0..4).fold(Vec3::ZERO, |g, k| g + held.v_start[ids[k]] * weight[k]));
+        let vn0 = ct.n.dot(ct.gap(held.v_start, 0));
         if vn0 > -RESTITUTION_THRESHOLD {
             continue;
         }
-        let vn =
-            ct.n.dot((0..4).fold(Vec3::ZERO, |g, k| g + v[ids[k] - x0] * weight[k]));
-        let dv = -e * vn0 - vn;
+        let dv = -e * vn0 - ct.n.dot(ct.gap(v, x0));
         if dv <= 0.0 {
             continue;
         }
         let Some(share) = held.shares(ct) else {
             continue;
         };
-        for (&i, &share) in ids.iter().zip(&share) {
+        for (i, share) in ct.particles().into_iter().zip(share) {
             v[i - x0] += ct.n * (dv * share);
         }
     }
@@ -297,13 +289,11 @@ fn friction_and_depth_clamp(contacts: &Contacts, v: &mut [Vec3], x0: usize, held
         if lambda <= 0.0 {
             continue;
         }
-        let (ids, weight) = (ct.particles(), ct.weights());
+        let ids = ct.particles();
         let Some(share) = held.shares(ct) else {
             continue;
         };
-        let at =
-            |x: &[Vec3], x0: usize| (0..4).fold(Vec3::ZERO, |g, k| g + x[ids[k] - x0] * weight[k]);
-        let vg = at(v, x0);
+        let vg = ct.gap(v, x0);
         let vn = ct.n.dot(vg);
         // The depth the segments began the substep with, pushed out, is
         // not speed: the gap loses up to depth/h of its opening speed, down
@@ -311,9 +301,9 @@ fn friction_and_depth_clamp(contacts: &Contacts, v: &mut [Vec3], x0: usize, held
         let mut opening = 0.0;
         if vn > 0.0 {
             // (The start is read only for a gap that opens.)
-            let depth = ct.thickness - ct.n.dot(at(held.prev, 0));
+            let depth = ct.thickness - ct.n.dot(ct.gap(held.prev, 0));
             if depth > 0.0 {
-                let vn0 = ct.n.dot(at(held.v_start, 0));
+                let vn0 = ct.n.dot(ct.gap(held.v_start, 0));
                 opening = (vn - vn0.max(0.0)).min(depth / h).max(0.0);
             }
         }
