@@ -200,6 +200,102 @@ fn drop_on_ropes(shape: ShapeSpec, mass: f32, x: f32, ropes: &[f32]) -> Landing 
     }
 }
 
+/// Balls of 5 and 50 kg dropped 40 cm onto the middle of a rope pinned at
+/// both ends (frictionless, and with the default friction): over 10 s
+/// none gets more than 5 mm from the middle (1.4 mm at most, measured)
+/// or turns faster than 0.1 rad/s. The contacts a body has with the rope's two arms were solved one
+/// after another, and the first took each pass's whole correction along
+/// its own normal (86% of the load, its normal 6° off vertical): the ball
+/// was pushed along the rope by a tenth of its load, 17 cm from the middle
+/// 25 steps later wherever it was dropped (1 mm either side, or 1 cm to
+/// one side), 20–60 cm off after 10 s, and friction spun it at up to 5.8
+/// and 10.7 rad/s. Each pass over a coupled body's contacts is now the
+/// mean of the pass in both orders, and a particle between two segments
+/// has one contact with a body, not one from each segment.
+#[test]
+fn balls_dropped_on_the_middle_of_a_rope_stay_there_without_spinning() {
+    let mut failures = Vec::new();
+    for mass in [5.0, 50.0] {
+        for friction in [None, Some(0.0)] {
+            let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+            let mut spec = CableSpec::new([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], 20);
+            spec.pinned = vec![0, 20];
+            spec.radius = 0.01;
+            spec.mass = 0.5;
+            if let Some(mu) = friction {
+                spec.friction = mu;
+            }
+            w.add_cable(&spec).unwrap();
+            let ball = BodySpec::new(ShapeSpec::Sphere { radius: 0.1 })
+                .mass(mass)
+                .position([0.0, 0.4, 0.0]);
+            let b = w.add_body(&ball).unwrap();
+            let (mut spin, mut off) = (0.0f32, 0.0f32);
+            for _ in 0..600 {
+                w.step();
+                let body = w.body(b).unwrap();
+                spin = spin.max(body.angular_velocity.length());
+                off = off.max(body.pose.position.x.abs().max(body.pose.position.z.abs()));
+            }
+            if off > 5.0e-3 || spin > 0.1 {
+                failures.push((mass, friction, off, spin));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "(mass, friction, off, spin): {failures:?}"
+    );
+}
+
+/// A 400 kg box (800 times the mass of each of the bridge's ropes) dropped
+/// 30 cm onto the rope bridge, 5 and 10 cm off its middle: it stays on the
+/// bridge for 15 s, and its rocking dies down: its fastest turn over the
+/// last 5 s is under half its fastest over the first 5 s. With
+/// the contacts solved in one order only, its rocking grew (0.005, 0.016,
+/// 0.07, 0.18 rad/s in successive steps, then ±2.4 rad/s) until it
+/// tumbled off the bridge, at step 185 from 10 cm and 392 from 5 cm. From 20
+/// cm off the middle it still tumbles off, and so do 600 kg boxes from
+/// most places (README, "Heavy bodies on ropes").
+#[test]
+fn a_400_kg_box_dropped_on_the_rope_bridge_stays_on_it() {
+    for x in [0.05, 0.1] {
+        let (mut w, b) = box_on_bridge(400.0, [x, 0.4, 0.0]);
+        let (mut first, mut last) = (0.0f32, 0.0f32);
+        for step in 0..900 {
+            w.step();
+            let body = w.body(b).unwrap();
+            let p = body.pose.position;
+            assert!(
+                p.y > -0.5 && p.x.abs() < 0.9 && p.z.abs() < 0.3,
+                "from {x} m off the middle: off the bridge at step {step}, at {p:?}"
+            );
+            let turn = body.angular_velocity.length();
+            if step < 300 {
+                first = first.max(turn);
+            } else if step >= 600 {
+                last = last.max(turn);
+            }
+        }
+        assert!(
+            last < 0.5 * first,
+            "from {x}: rocking at up to {first} rad/s over the first 5 s, {last} over the last"
+        );
+    }
+}
+
+/// The rope bridge (two ropes, 40 cm apart) and a box of `mass` on it at
+/// `at`.
+fn box_on_bridge(mass: f32, at: [f32; 3]) -> (World, u64) {
+    let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+    for z in [-0.2, 0.2] {
+        pinned_rope(&mut w, z);
+    }
+    let spec = BodySpec::new(bridge_box()).mass(mass).position(at);
+    let b = w.add_body(&spec).unwrap();
+    (w, b)
+}
+
 /// The bridge's box: 30 × 20 × 60 cm, across both ropes.
 fn bridge_box() -> ShapeSpec {
     ShapeSpec::Box {
@@ -265,13 +361,23 @@ fn stretch_allowed(mass: f32) -> f32 {
 /// passes through, the total energy (the body's and the ropes' kinetic,
 /// potential and strain energy) never rises above its start by more than
 /// 0.5%, the ropes stretch no more than 6% on average, and each box is at
-/// rest (below 0.1 m/s) and asleep with its ropes after 10 s. The
+/// rest (below 0.1 m/s) after 10 s, and asleep with its ropes (but for the
+/// 50 kg box, below). The
 /// substep's four passes alone hardly moved a body so much heavier than
 /// the particles it touched: a 10 kg
 /// ball stretched the rope 20% and the total energy rose 180-fold (nearly
 /// all of it the rope's strain), and the 25 and 50 kg boxes fell off the
 /// bridge; the chains that touch a coupled body now take more passes,
 /// until their contacts converge.
+///
+/// The 50 kg box, dropped on the middle of the bridge, is at rest by the
+/// bar above but does not stay asleep: on the undamped ropes it keeps
+/// bouncing at 0.04–0.06 m/s (3 mm up and down, 2.6 times a second, still
+/// at 20 s, with rope damping of 0.1–2 N·s/m too), falls asleep at the
+/// bottom of a bounce, and the ropes, still moving, wake it a step or two
+/// later. It slept before only because the order in which its contacts
+/// were solved pushed it 2.3 cm along the bridge, where friction took the
+/// bounce (see `balls_dropped_on_the_middle_of_a_rope_stay_there_without_spinning`).
 #[test]
 fn heavy_bodies_dropped_on_pinned_ropes_never_add_energy() {
     let mut failures = Vec::new();
@@ -292,7 +398,7 @@ fn heavy_bodies_dropped_on_pinned_ropes_never_add_energy() {
             if l.off
                 || l.gain > 0.005 * start
                 || l.stretch > 0.06
-                || (name == "box" && (l.speed > 0.1 || !l.asleep))
+                || (name == "box" && (l.speed > 0.1 || (!l.asleep && mass < 50.0)))
             {
                 failures.push((name, mass, x, l));
             }
@@ -514,17 +620,7 @@ fn stacks_on_a_rope_bridge_stand_and_sleep() {
 /// to stay on it (as a rider it left at 0.18 m/s; now at 1.75).
 #[test]
 fn a_ball_bouncing_off_a_box_on_a_rope_bridge_keeps_its_bounce() {
-    let mut w = world(Vec3::new(0.0, -9.81, 0.0));
-    for z in [-0.2, 0.2] {
-        pinned_rope(&mut w, z);
-    }
-    let b = w
-        .add_body(
-            &BodySpec::new(bridge_box())
-                .mass(2.0)
-                .position([0.0, 0.2, 0.0]),
-        )
-        .unwrap();
+    let (mut w, b) = box_on_bridge(2.0, [0.0, 0.2, 0.0]);
     for _ in 0..240 {
         w.step();
     }

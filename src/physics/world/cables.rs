@@ -375,7 +375,24 @@ impl World {
         } else {
             run(None)
         };
-        sys.body_contacts.extend(found.into_iter().map(|(_, c)| c));
+        // A particle between two segments of a cable is the end of both,
+        // and each may give it a contact of its own with a body (a sphere,
+        // or a nearest point at the end, within `END_SHARE`): the same
+        // constraint twice. Only the first stays. Twice, it had twice the friction, and (solved in
+        // turn) it stood on both sides of the other contacts, so that no
+        // order of them was the mirror of another.
+        let mut ends = std::collections::HashSet::new();
+        sys.body_contacts
+            .extend(found.into_iter().map(|(_, c)| c).filter(|c| {
+                let end = if c.s <= END_SHARE {
+                    0
+                } else if c.s >= 1.0 - END_SHARE {
+                    1
+                } else {
+                    return true;
+                };
+                ends.insert((sys.segs[c.seg as usize].p + end, c.body))
+            }));
         sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
@@ -608,5 +625,45 @@ impl World {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::cable::CableSpec;
+    use crate::physics::{BodyKind, BodySpec, ShapeSpec};
+
+    /// A cable of four segments lying on a box's top face: each segment's
+    /// nearest points are its two ends, so each particle between two
+    /// segments was given two contacts with the box, one by each (the
+    /// same constraint twice, with twice the friction). Now every particle
+    /// has one.
+    #[test]
+    fn a_particle_between_two_segments_has_one_contact_with_a_body() {
+        let mut w = World::default();
+        let floor = BodySpec::new(ShapeSpec::Box {
+            half_extents: [1.0, 0.1, 1.0],
+        })
+        .kind(BodyKind::Static)
+        .position([0.0, -0.1, 0.0]);
+        w.add_body(&floor).unwrap();
+        let mut spec = CableSpec::new([-0.4, 0.02, 0.0], [0.4, 0.02, 0.0], 4);
+        spec.radius = 0.02;
+        w.add_cable(&spec).unwrap();
+        w.step();
+        let sys = &w.cable_system;
+        let mut per_particle = [0; 5];
+        for c in &sys.body_contacts {
+            let p = sys.segs[c.seg as usize].p as usize;
+            assert!(
+                c.s <= END_SHARE || c.s >= 1.0 - END_SHARE,
+                "a contact inside segment {} at s = {}",
+                c.seg,
+                c.s
+            );
+            per_particle[p + (c.s > 0.5) as usize] += 1;
+        }
+        assert_eq!(per_particle, [1; 5], "contacts by particle");
     }
 }
