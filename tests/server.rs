@@ -476,6 +476,81 @@ async fn every_error_path_returns_its_code() {
             422,
             "invalid_value",
         ),
+        // Query parameters that are not numbers, out of their type's range
+        // or given twice (axum answered these in plain text).
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?every=-1"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?every=18446744073709551616"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?format=json&format=binary"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        // A path segment that is not UTF-8 names no world.
+        ("GET", "/v1/worlds/%ff%fe".into(), None, 404, "not_found"),
+        (
+            "GET",
+            "/v1/worlds/%ff/stream".into(),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "DELETE",
+            format!("/v1/worlds/{id}/bodies/%ff"),
+            None,
+            404,
+            "not_found",
+        ),
+        // A struct read from an array of its fields in order.
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"["x",30,[0,1,0]]"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some("[]".into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"[null,"dynamic",{"type":"sphere","radius":1}]"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/cables"),
+            Some("[null,[0,5,0],[2,5,0]]".into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/raycast"),
+            Some("[[0,5,0],[0,-1,0],10]".into()),
+            422,
+            "invalid_value",
+        ),
     ];
     for (method, path, body, status, code) in cases {
         let (st, text) = http(srv.addr, method, &path, body.as_deref()).await;
@@ -678,6 +753,26 @@ async fn proto_openapi_json_is_what_the_server_serves() {
     assert_eq!(served, committed);
     assert!(served["openapi"].as_str().unwrap().starts_with("3.1"));
     assert!(served["paths"]["/v1/worlds/{world}/bodies/{id}/impulse"]["post"].is_object());
+    // Every REST route is in it (the cables' were not).
+    for (path, methods) in [
+        ("/v1/worlds", &["get", "post"][..]),
+        ("/v1/worlds/{world}", &["get", "patch", "delete"][..]),
+        ("/v1/worlds/{world}/step", &["post"][..]),
+        ("/v1/worlds/{world}/snapshot", &["get"][..]),
+        ("/v1/worlds/{world}/bodies", &["get", "post"][..]),
+        (
+            "/v1/worlds/{world}/bodies/{id}",
+            &["get", "patch", "delete"][..],
+        ),
+        ("/v1/worlds/{world}/cables", &["get", "post"][..]),
+        ("/v1/worlds/{world}/cables/{id}", &["get", "delete"][..]),
+        ("/v1/worlds/{world}/raycast", &["post"][..]),
+        ("/metrics", &["get"][..]),
+    ] {
+        for m in methods {
+            assert!(served["paths"][path][m].is_object(), "{m} {path}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -364,6 +364,11 @@ impl Scene {
     pub fn from_json(text: &str) -> Result<Scene, String> {
         let scene: Scene =
             serde_json::from_str(text).map_err(|e| format!("invalid scene JSON: {e}"))?;
+        // (serde also reads a struct from an array of its fields: `[]` was
+        // an empty scene.)
+        if !text.trim_start().starts_with('{') {
+            return Err("invalid scene JSON: a scene is an object".into());
+        }
         scene.validate()?;
         Ok(scene)
     }

@@ -1,8 +1,11 @@
 //! The one error type of the REST API: `{"error": {"code", "message"}}` with
 //! a 4xx status for the client's mistakes.
 
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,3 +56,38 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A route's path parameters; a path whose parameters cannot be read (a
+/// segment that is not UTF-8, say) names nothing here: a 404 in the error
+/// shape (axum's own rejection is a plain-text 400).
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(t)) => Ok(Self(t)),
+            Err(e) => Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no such path: {}", e.body_text()),
+            )),
+        }
+    }
+}
+
+/// A query string, whose rejection (a parameter of the wrong type or out
+/// of its type's range, or given twice) is a 422 in the error shape.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(t)) => Ok(Self(t)),
+            Err(e) => Err(ApiError::invalid(e.body_text())),
+        }
+    }
+}

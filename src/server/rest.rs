@@ -2,6 +2,7 @@
 //! so that every rejection (malformed JSON, unknown fields, too large) goes
 //! through [`ApiError`]'s one shape.
 
+use super::error::ApiPath as Path;
 use super::error::{ApiError, ApiResult};
 use super::world_thread::{Command, Edit};
 use super::{stream, AppState};
@@ -11,7 +12,7 @@ use crate::physics::{Quat, Vec3, World};
 use crate::protocol::{Body, WorldInfo};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -108,13 +109,22 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
             ApiError::bad_request("bad_request", e.body_text())
         }
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let value = serde_json::from_slice(&bytes).map_err(|e| {
         use serde_json::error::Category;
         match e.classify() {
             Category::Data => ApiError::invalid(format!("invalid request: {e}")),
             _ => ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")),
         }
-    })
+    })?;
+    // Every request body is an object (serde would also read a struct
+    // from an array of its fields in order: `["x", 30, [0, 1, 0]]` made a
+    // world).
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::invalid(
+            "invalid request: the body must be a JSON object",
+        ));
+    }
+    Ok(value)
 }
 
 fn vec3(name: &str, v: [f32; 3], max: f32) -> ApiResult<Vec3> {
@@ -529,6 +539,10 @@ pub(crate) struct TickReply {
         patch_body,
         impulse,
         delete_body,
+        add_cable,
+        list_cables,
+        get_cable,
+        delete_cable,
         raycast
     ),
     components(schemas(

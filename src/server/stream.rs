@@ -8,7 +8,7 @@
 //! server's memory stays bounded. Client commands are answered with an ack
 //! or an error in the session's format.
 
-use super::error::ApiError;
+use super::error::{ApiError, ApiPath, ApiQuery};
 use super::world_thread::{Command, Format, Frame, Subscription};
 use super::AppState;
 use crate::physics::Vec3;
@@ -16,7 +16,7 @@ use crate::protocol::binary::BinaryEncoder;
 use crate::protocol::json::JsonEncoder;
 use crate::protocol::ClientCommand;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
@@ -29,8 +29,8 @@ pub struct StreamParams {
 
 pub async fn upgrade(
     State(state): State<AppState>,
-    Path(world): Path<String>,
-    Query(params): Query<StreamParams>,
+    ApiPath(world): ApiPath<String>,
+    ApiQuery(params): ApiQuery<StreamParams>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
     let format = match params.format.as_deref() {
