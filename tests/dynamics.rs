@@ -113,6 +113,8 @@ fn bodies_get_ids_in_file_order_and_bad_scenes_fail() {
         r#"{"bodies":[{"shape":{"type":"convex_hull","points":[[0,0,0],[1,0,0],[0,1,0],[1,1,0]]}}]}"#,
         r#"{"bodies": ["#,
         r#"{"world":{"tick_hz":0}}"#,
+        r#"{"world":{"tick":18446744073709551615}}"#,
+        r#"{"world":{"time":1e300}}"#,
     ] {
         let r = Scene::from_json(bad).and_then(|s| World::from_scene(&s).map(|_| ()));
         let err = r.expect_err(bad);
@@ -318,4 +320,59 @@ fn deep_start_never_produces_nan() {
             "pushed out of the plane"
         );
     }
+}
+
+/// The world ends where a scene's coordinates do (±10⁵ m) and speeds where
+/// a scene's do (10⁴ m/s, 10⁴ rad/s), so that every snapshot loads back: a
+/// ball falling with nothing under it stops at the bound, a body struck by
+/// a huge impulse far from its centre turns no faster than the cap, and a
+/// cable falling past the bound stops whole. (A ball falling for 143 s, or
+/// turned at 2.6·10¹² rad/s by an impulse of 10⁹ N·s, left a snapshot that
+/// did not load back.)
+#[test]
+fn the_world_ends_where_a_scene_does_and_snapshots_load_back() {
+    let mut w = World::default();
+    let ball = |y: f32, vy: f32| {
+        BodySpec::new(ShapeSpec::Sphere { radius: 0.5 })
+            .position([0.0, y, 0.0])
+            .linear_velocity([0.0, vy, 0.0])
+    };
+    let falling = w.add_body(&ball(-99_990.0, -1.0e4)).unwrap();
+    let struck = w.add_body(&ball(0.0, 0.0)).unwrap();
+    w.apply_impulse(
+        struck,
+        Vec3::new(1.0e9, 1.0e9, 1.0e9),
+        Some(Vec3::new(0.5, -0.5, 0.0)),
+        None,
+    )
+    .unwrap();
+    let mut spec = arbiter::physics::cable::CableSpec::new(
+        [-1.0, -99_990.0, 50.0],
+        [1.0, -99_990.0, 50.0],
+        10,
+    );
+    spec.linear_velocity = [0.0, -1.0e4, 0.0];
+    let cable = w.add_cable(&spec).unwrap();
+    for _ in 0..3 {
+        w.step();
+        let text = serde_json::to_string(&w.snapshot()).unwrap();
+        Scene::from_json(&text).expect("the snapshot loads back");
+    }
+    let b = w.body(falling).unwrap();
+    assert_eq!(b.pose.position.y, -1.0e5, "stopped at the bound");
+    assert_eq!(b.linear_velocity, Vec3::ZERO);
+    let b = w.body(struck).unwrap();
+    assert!(
+        b.linear_velocity.length() <= 1.0e4 * 1.0001,
+        "{}",
+        b.linear_velocity
+    );
+    assert!(
+        b.angular_velocity.length() <= 1.0e4 * 1.0001,
+        "{}",
+        b.angular_velocity
+    );
+    let c = w.cable(cable).unwrap();
+    assert!(c.x.iter().all(|p| p.y >= -1.0e5), "inside the bound");
+    assert!(c.x.iter().any(|p| p.y == -1.0e5), "stopped at the bound");
 }

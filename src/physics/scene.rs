@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 /// Largest coordinate accepted anywhere (metres): beyond it f32 positions lose
 /// centimetre precision.
 pub const MAX_COORD: f32 = 1.0e5;
+/// The largest tick a scene may start at (2⁵³: exact as a double).
+pub const MAX_TICK: u64 = 1 << 53;
+/// The largest time (s) a scene may start at (about 30 million years).
+pub const MAX_TIME: f64 = 1.0e15;
 /// Largest speed accepted (m/s).
 pub const MAX_SPEED: f32 = 1.0e4;
 /// Largest angular speed accepted (rad/s).
@@ -375,6 +379,16 @@ impl Scene {
 
     pub fn validate(&self) -> Result<(), String> {
         let w = &self.world;
+        // (Ticks past 2⁵³ are not exact in JSON readers that take numbers
+        // as doubles, and the counter wrapped at 2⁶⁴.)
+        if w.tick.is_some_and(|t| t > MAX_TICK) {
+            return Err(format!("world.tick must be at most 2^53 ({MAX_TICK})"));
+        }
+        if w.time
+            .is_some_and(|t| !(t.is_finite() && (0.0..=MAX_TIME).contains(&t)))
+        {
+            return Err(format!("world.time must be in [0, {MAX_TIME:e}] s"));
+        }
         if !(w.tick_hz.is_finite() && (1.0..=1000.0).contains(&w.tick_hz)) {
             return Err(format!(
                 "world.tick_hz must be in [1, 1000], got {}",
