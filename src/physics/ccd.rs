@@ -52,6 +52,9 @@ impl Default for CcdSettings {
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct CcdStats {
     pub swept_bodies: u32,
+    /// Events taken from the queue (impacts, stale and resumed searches,
+    /// deepening checks): the pass's work.
+    pub events: u32,
     pub toi_queries: u32,
     pub impacts: u32,
     pub stopped_bodies: u32,
@@ -131,6 +134,7 @@ pub(crate) fn solve_impacts(
         }
     }
     while let Some(Reverse(e)) = heap.pop() {
+        stats.events += 1;
         let (ia, ib) = (e.a as usize, e.b as usize);
         if bodies[ia].version != e.version_a || bodies[ib].version != e.version_b {
             // Stale: one of the bodies changed its path since; search again.
@@ -278,9 +282,20 @@ fn next_impact(
 /// Bodies that already touch at `t0` cannot be advanced by distance; but a
 /// body pivoting on a contact can still swing the rest of itself through the
 /// other. So when they overlap at the end of the step by more than a small
-/// allowance, bisect for the first time the overlap passes half of it and
-/// treat that as the impact.
+/// allowance, and by more than at `t0`, bisect for the first time the overlap
+/// passes half the allowance and treat that as the impact.
+///
+/// An overlap that is no deeper at the end than at `t0` is not deepening
+/// (bodies spawned into each other that the solver is pushing apart): without
+/// that test such a pair, once deeper than half the allowance, had its
+/// bisection stay at `t0`, and when its path did not go into the contact it
+/// was queued again at t + 1e-4, and again, on past the end of the step
+/// (hundreds of thousands of events, 17 manifolds each, per pair). Nothing
+/// is found from `t0 >= 1`, the end of the step.
 fn deepening(a: &CcdBody, b: &CcdBody, t0: f32) -> Option<f32> {
+    if t0 >= 1.0 {
+        return None;
+    }
     let allowed = (0.25 * a.shape.thickness().min(b.shape.thickness())).min(0.02);
     let depth = |t: f32| {
         let (pa, pb) = (a.sweep.pose_at(t), b.sweep.pose_at(t));
@@ -289,7 +304,8 @@ fn deepening(a: &CcdBody, b: &CcdBody, t0: f32) -> Option<f32> {
             m.points().iter().map(|p| -p.separation).fold(0.0, f32::max)
         })
     };
-    if depth(1.0) <= allowed {
+    let end = depth(1.0);
+    if end <= allowed || end <= depth(t0) {
         return None;
     }
     let (mut lo, mut hi) = (t0, 1.0f32);
@@ -471,4 +487,106 @@ fn replan(body: &mut CcdBody, t: f32, dt: f32) {
     body.t = t;
     body.version += 1;
     body.changed = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit-mass body at `com` moving by `dx` over the step (1/60 s).
+    fn swept_body(shape: &Shape, com: Vec3, dx: Vec3) -> CcdBody<'_> {
+        CcdBody {
+            shape,
+            sweep: Sweep {
+                com,
+                rotation: Quat::IDENTITY,
+                local_center: Vec3::ZERO,
+                dx,
+                dtheta: Vec3::ZERO,
+            },
+            rho: shape.bounding_radius(),
+            inv_mass: 1.0,
+            inv_inertia_local: glam::Mat3::IDENTITY,
+            v: dx * 60.0,
+            w: Vec3::ZERO,
+            friction: 0.5,
+            restitution: 0.0,
+            movable: true,
+            candidate: true,
+            t: 0.0,
+            version: 0,
+            impacts: 0,
+            changed: false,
+        }
+    }
+
+    /// Unit spheres `gap` apart at t = 0 (negative: overlapping), the second
+    /// moving by `dx` along the line of centres; the allowance is 0.02 m.
+    fn pair(shape: &Shape, gap: f32, dx: f32) -> (CcdBody<'_>, CcdBody<'_>) {
+        (
+            swept_body(shape, Vec3::ZERO, Vec3::ZERO),
+            swept_body(
+                shape,
+                Vec3::new(2.0 + gap, 0.0, 0.0),
+                Vec3::new(dx, 0.0, 0.0),
+            ),
+        )
+    }
+
+    #[test]
+    fn a_touching_pair_that_swings_in_is_found_at_half_the_allowance() {
+        let shape = Shape::sphere(1.0);
+        // Touching, in by 0.1 m over the step: 0.01 m deep at t = 0.1.
+        let (a, b) = pair(&shape, 0.0, -0.1);
+        let t = deepening(&a, &b, 0.0).expect("the overlap deepens");
+        assert!((t - 0.1).abs() < 1.0e-3, "t = {t}");
+        // In by less than the allowance: nothing to do.
+        let (a, b) = pair(&shape, 0.0, -0.015);
+        assert_eq!(deepening(&a, &b, 0.0), None);
+    }
+
+    #[test]
+    fn a_deep_overlap_that_does_not_grow_is_not_deepening() {
+        let shape = Shape::sphere(1.0);
+        // 0.5 m deep, kept or pushed apart: deeper than the allowance at
+        // the end, but not deepening (this was an impact at t0, for ever).
+        for dx in [0.3, 0.0] {
+            let (a, b) = pair(&shape, -0.5, dx);
+            assert_eq!(deepening(&a, &b, 1.0e-4), None, "dx {dx}");
+        }
+        // 0.5 m deep and going in: deepening, at once.
+        let (a, b) = pair(&shape, -0.5, -0.1);
+        assert_eq!(deepening(&a, &b, 1.0e-4), Some(1.0e-4));
+        // From the end of the step or past it there is nothing to find.
+        assert_eq!(deepening(&a, &b, 1.0), None);
+        assert_eq!(deepening(&a, &b, 1.5), None);
+    }
+
+    /// The fuzzer's case: a tetrahedron and a sphere spawned at one point,
+    /// the solver pushing them apart. The pass used to re-queue the pair
+    /// 1e-4 later ~180,000 times (2 s); now a few events.
+    #[test]
+    fn bodies_spawned_into_each_other_and_separating_take_a_few_events() {
+        let hull = Shape::convex_hull(&[Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z]).unwrap();
+        let sphere = Shape::sphere(1.0);
+        for dx in [0.005, 0.05, 0.5] {
+            let mut bodies = [
+                swept_body(&hull, Vec3::ZERO, Vec3::new(-dx, 0.0, 0.0)),
+                swept_body(&sphere, Vec3::ZERO, Vec3::new(dx, 0.0, 0.0)),
+            ];
+            let neighbours = [vec![1], vec![0]];
+            let stats = solve_impacts(
+                &mut bodies,
+                &neighbours,
+                1.0 / 60.0,
+                &CcdSettings::default(),
+                1.0,
+            );
+            assert!(stats.events <= 4, "dx {dx}: {stats:?}");
+            for b in &bodies {
+                let p = b.sweep.pose_at(1.0);
+                assert!(p.position.is_finite() && b.v.is_finite() && b.w.is_finite());
+            }
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! needed for begin/end events.
 
 use super::collision::{FeatureId, Manifold, PairCache};
+use super::math::Vec3;
 use super::solver::PointImpulse;
 use std::collections::HashMap;
 
@@ -36,9 +37,16 @@ impl Contact {
     /// old point with the same feature id (the rest start at zero).
     pub fn set_manifold(&mut self, m: Manifold) {
         let mut carried = [PointImpulse::default(); 4];
-        for (i, p) in m.points().iter().enumerate() {
-            if let Some(j) = find(&self.manifold, p.id) {
-                carried[i] = self.impulses[j];
+        // Impulses found along a normal more than ~11° away are another
+        // contact's: carried over, they pushed 80 spheres spawned at one
+        // point (their first step's normals a fallback each, the next
+        // step's from their centres) apart at 50 m/s in one step, where
+        // the push-out is capped at 3 m/s.
+        if self.manifold.normal.dot(m.normal) >= MIN_CARRY_COS {
+            for (i, p) in m.points().iter().enumerate() {
+                if let Some(j) = find(&self.manifold, p.id) {
+                    carried[i] = self.impulses[j];
+                }
             }
         }
         self.manifold = m;
@@ -50,6 +58,29 @@ impl Contact {
     pub fn normal_impulse(&self) -> f32 {
         self.total_impulse[..self.manifold.count].iter().sum()
     }
+}
+
+/// Warm-start impulses are carried to a new manifold only while its
+/// normal is within about 11° of the last one.
+const MIN_CARRY_COS: f32 = 0.98;
+
+/// A unit direction of its own for each pair of slots, spread over the
+/// sphere: a new pair's cached normal, the one its manifold falls back to
+/// while no direction separates the two (centres that coincide). With one
+/// fallback for every pair (+y), 80 spheres spawned at one point were
+/// pushed apart along one line, each pair at the push speed, and the outer
+/// ones left at up to 59 m/s.
+fn pair_direction(a: u32, b: u32) -> Vec3 {
+    let h = (u64::from(a) << 32 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let h = h ^ (h >> 29);
+    let (u, v) = (
+        (h >> 40) as f32 / (1u64 << 24) as f32,
+        ((h >> 16) & 0xFF_FFFF) as f32 / (1u64 << 24) as f32,
+    );
+    let z = 1.0 - 2.0 * u;
+    let r = (1.0 - z * z).max(0.0).sqrt();
+    let phi = std::f32::consts::TAU * v;
+    Vec3::new(r * phi.cos(), z, r * phi.sin())
 }
 
 fn find(m: &Manifold, id: FeatureId) -> Option<usize> {
@@ -86,6 +117,10 @@ impl ContactSet {
                 b: key.1,
                 friction,
                 restitution,
+                cache: PairCache {
+                    normal: pair_direction(key.0, key.1),
+                    ..Default::default()
+                },
                 ..Default::default()
             });
             self.contacts.len() - 1
