@@ -103,6 +103,10 @@ fn bad_scenes_fail_with_one_line() {
         // serde reads a struct from an array too: `[]` ran an empty scene.
         ("[]", "a scene is an object"),
         (
+            r#"{"bodies":[[null,"dynamic",{"type":"sphere","radius":1}]]}"#,
+            "each of bodies must be an object",
+        ),
+        (
             r#"{"bodies":[{"shape":{"type":"sphere","radius":0}}]}"#,
             "radius",
         ),

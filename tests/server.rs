@@ -532,6 +532,27 @@ async fn every_error_path_returns_its_code() {
         ),
         (
             "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"scene":[]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"scene":{"world":["x",30,[0,1,0]]}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"bodies":[[null,"dynamic",{"type":"sphere","radius":1}]]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
             bodies.clone(),
             Some(r#"[null,"dynamic",{"type":"sphere","radius":1}]"#.into()),
             422,

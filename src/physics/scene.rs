@@ -363,6 +363,36 @@ fn check_positive(name: &str, x: f32, hi: f32) -> Result<(), String> {
     }
 }
 
+/// Checks that what a scene or request holds as objects is one: a
+/// `scene`, a `world` or a `shape`, and each of `bodies` and `cables`
+/// (serde reads a struct from an array of its fields in order too:
+/// `{"scene": []}` made an empty world).
+pub fn objects_where_expected(v: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            for (key, item) in map {
+                match (key.as_str(), item) {
+                    ("scene" | "world" | "shape", Value::Object(_)) => {}
+                    ("scene" | "world" | "shape", _) => {
+                        return Err(format!("{key} must be an object"));
+                    }
+                    ("bodies" | "cables", Value::Array(items))
+                        if items.iter().any(|i| !i.is_object()) =>
+                    {
+                        return Err(format!("each of {key} must be an object"));
+                    }
+                    _ => {}
+                }
+                objects_where_expected(item)?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter().try_for_each(objects_where_expected),
+        _ => Ok(()),
+    }
+}
+
 impl Scene {
     /// Parses and checks a scene; errors are one line.
     pub fn from_json(text: &str) -> Result<Scene, String> {
@@ -373,6 +403,9 @@ impl Scene {
         if !text.trim_start().starts_with('{') {
             return Err("invalid scene JSON: a scene is an object".into());
         }
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("invalid scene JSON: {e}"))?;
+        objects_where_expected(&value).map_err(|e| format!("invalid scene JSON: {e}"))?;
         scene.validate()?;
         Ok(scene)
     }

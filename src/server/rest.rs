@@ -7,7 +7,7 @@ use super::error::{ApiError, ApiResult};
 use super::world_thread::{Command, Edit};
 use super::{stream, AppState};
 use crate::physics::cable::CableSpec;
-use crate::physics::scene::{BodySpec, Scene, WorldSpec, MAX_COORD};
+use crate::physics::scene::{objects_where_expected, BodySpec, Scene, WorldSpec, MAX_COORD};
 use crate::physics::{Quat, Vec3, World};
 use crate::protocol::{Body, WorldInfo};
 use axum::body::Bytes;
@@ -124,6 +124,11 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
             "invalid request: the body must be a JSON object",
         ));
     }
+    // (And so must what it holds as objects: `{"scene": []}` made a world.)
+    let tree: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")))?;
+    objects_where_expected(&tree)
+        .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
     Ok(value)
 }
 

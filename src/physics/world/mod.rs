@@ -537,6 +537,10 @@ impl World {
         if let Some(l) = angular {
             b.apply_angular_impulse(l);
         }
+        // The speed caps of `keep_in_bounds` at once (a paused world's
+        // snapshot is taken before any step).
+        b.linear_velocity = b.linear_velocity.clamp_length_max(MAX_SPEED);
+        b.angular_velocity = b.angular_velocity.clamp_length_max(MAX_ANGULAR_SPEED);
         self.wake_index(h.index);
         self.pending_moved.push(id);
         Ok(())
@@ -678,8 +682,8 @@ impl World {
     /// [`MAX_ANGULAR_SPEED`]), so that every snapshot loads back as a
     /// scene: a body falling with nothing under it passed ±10⁵ m after
     /// 143 s, and an impulse of 10⁹ N·s at 10⁵ m turned a body at 2.6·10¹²
-    /// rad/s. A body whose centre leaves the bounds stops there (moved back
-    /// onto them, its velocities zeroed); a cable with a particle beyond
+    /// rad/s. A body whose position (its shape's origin) leaves the bounds
+    /// stops there (moved back onto them, its velocities zeroed); a cable with a particle beyond
     /// them stops whole (each particle beyond moved back onto them, every
     /// particle's velocity zeroed). Faster bodies and particles are slowed
     /// to those speeds.
@@ -700,9 +704,8 @@ impl World {
             }
         }
         for c in &mut self.cables {
-            if c.sleeping {
-                continue;
-            }
+            // (A cable falls asleep inside the cable stage, before this:
+            // one that slept beyond the bounds is brought back too.)
             for v in &mut c.v {
                 *v = v.clamp_length_max(MAX_SPEED);
             }

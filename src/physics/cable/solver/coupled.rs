@@ -412,8 +412,11 @@ impl CableSystem {
 /// load: dropped 1 mm on either side of the middle or 1 cm to one side, it
 /// was at +17 cm 25 steps later, and left the middle for good. Each pass
 /// only moves points by linear corrections, so the mean of two passes
-/// from the same start is a pass too; and as each pass leaves the contacts
-/// (linearised: planes) no deeper than it found them, so does the mean.
+/// from the same start is a pass too. (It is not always shallower than
+/// both: a contact's gap is linear in the points only while both its
+/// particles move; with one end pinned it is convex. The convergence test
+/// reads the depths each pass found, before its corrections.) It costs a
+/// second pass, and copies of the coupled contacts and bodies, a pass.
 fn solve_coupled_both_ways(
     contacts: &mut [BodyContact],
     bodies: &mut [CoupledBody],
