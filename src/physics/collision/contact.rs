@@ -104,6 +104,7 @@ fn dispatch(
     // which is exact enough for sharp shapes but not once a radius is
     // subtracted from it.
     const MAX_SAT_EDGE_PAIRS: usize = 4096;
+    cache.sat.prefer = cache.fallback_normal();
     if a.radius() == 0.0 && b.radius() == 0.0 {
         match (&a.kind, &b.kind) {
             (K::Box(ba), K::Box(bb)) => return box_box(ba, pa, bb, pb, spec, &mut cache.sat),
