@@ -25,13 +25,12 @@ const SAME_NORMAL: f32 = 0.9999;
 /// and each may give it a contact of its own with a body (a sphere, or a
 /// nearest point within [`END_SHARE`] of the end). With the same normal (a
 /// face, a sphere) they are the same constraint twice, and only the first
-/// stays (`kept`: those there already, which count as first). Twice, it had twice the friction, and
+/// stays. Twice, it had twice the friction, and
 /// (solved in turn) it stood on both sides of the other contacts, so that
 /// no order of them was the mirror of another. Over a body's edge the two
 /// normals differ (one per face): both stay.
-fn without_repeated_ends<'a>(
+fn without_repeated_ends(
     segs: &[Seg],
-    kept: impl Iterator<Item = &'a BodyContact>,
     found: impl Iterator<Item = BodyContact>,
 ) -> Vec<BodyContact> {
     let end_of = |c: &BodyContact| {
@@ -45,11 +44,6 @@ fn without_repeated_ends<'a>(
         }
     };
     let mut ends: std::collections::HashMap<(u32, u32), Vec<Vec3>> = Default::default();
-    for c in kept {
-        if let Some(p) = end_of(c) {
-            ends.entry((p, c.body)).or_default().push(c.n);
-        }
-    }
     found
         .filter(|c| {
             let Some(p) = end_of(c) else {
@@ -430,8 +424,7 @@ impl World {
         // slept at step 97 instead of within 90; not traced, not kept. A
         // repeat between a renewed segment and a kept one stays until the
         // next build.)
-        let kept = [].iter();
-        let fresh = without_repeated_ends(&sys.segs, kept, found.into_iter().map(|(_, c)| c));
+        let fresh = without_repeated_ends(&sys.segs, found.into_iter().map(|(_, c)| c));
         sys.body_contacts.extend(fresh);
         sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
@@ -708,8 +701,7 @@ mod tests {
     }
 
     /// Contacts at the particle between segments 0 and 1: the same normal
-    /// from both segments is one constraint (the second goes, also when
-    /// the first was there already); over a body's edge (normals +y from
+    /// from both segments is one constraint (the second goes); over a body's edge (normals +y from
     /// one face and +x from the other) both stay, and so do contacts
     /// inside a segment and another body's.
     #[test]
@@ -731,7 +723,7 @@ mod tests {
             contact(1, 0.5, Vec3::Y, 7),
             contact(1, 0.0, Vec3::Y, 8),
         ];
-        let kept = without_repeated_ends(&segs, [].iter(), found.into_iter());
+        let kept = without_repeated_ends(&segs, found.into_iter());
         let got: Vec<(u32, f32, Vec3, u32)> =
             kept.iter().map(|c| (c.seg, c.s, c.n, c.body)).collect();
         assert_eq!(
@@ -743,13 +735,5 @@ mod tests {
                 (1, 0.0, Vec3::Y, 8),
             ]
         );
-        // The first one there already: the new one at the same end goes.
-        let before = [contact(0, 1.0, Vec3::Y, 7)];
-        let again = without_repeated_ends(
-            &segs,
-            before.iter(),
-            [contact(1, 0.0, Vec3::Y, 7)].into_iter(),
-        );
-        assert!(again.is_empty());
     }
 }

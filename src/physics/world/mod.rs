@@ -9,8 +9,8 @@ use super::collision::{self, Manifold};
 use super::contact::{Contact, ContactSet};
 use super::events::{ContactEvent, ContactEventKind};
 use super::island::{SleepSettings, UnionFind};
-use super::math::{Pose, Quat, Vec3};
-use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_ANGULAR_SPEED, MAX_COORD, MAX_SPEED};
+use super::math::{Quat, Vec3};
+use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
 use super::set::{BodyHandle, BodySet};
 use super::shape::ShapeKind;
 use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
@@ -18,6 +18,7 @@ use cable_sleep::Region;
 use std::collections::HashMap;
 use std::time::Instant;
 
+mod bounds;
 mod cable_riders;
 mod cable_sleep;
 mod cable_supports;
@@ -539,8 +540,7 @@ impl World {
         }
         // The speed caps of `keep_in_bounds` at once (a paused world's
         // snapshot is taken before any step).
-        b.linear_velocity = b.linear_velocity.clamp_length_max(MAX_SPEED);
-        b.angular_velocity = b.angular_velocity.clamp_length_max(MAX_ANGULAR_SPEED);
+        bounds::cap_speeds(b);
         self.wake_index(h.index);
         self.pending_moved.push(id);
         Ok(())
@@ -675,47 +675,6 @@ impl World {
         self.tick += 1;
         self.time += dt as f64;
         self.profile.total = start.elapsed().as_secs_f32() * 1000.0;
-    }
-
-    /// The world ends where a scene's coordinates do (±[`MAX_COORD`] on
-    /// each axis), and speeds where a scene's do ([`MAX_SPEED`],
-    /// [`MAX_ANGULAR_SPEED`]), so that every snapshot loads back as a
-    /// scene: a body falling with nothing under it passed ±10⁵ m after
-    /// 143 s, and an impulse of 10⁹ N·s at 10⁵ m turned a body at 2.6·10¹²
-    /// rad/s. A body whose position (its shape's origin) leaves the bounds
-    /// stops there (moved back onto them, its velocities zeroed); a cable with a particle beyond
-    /// them stops whole (each particle beyond moved back onto them, every
-    /// particle's velocity zeroed). Faster bodies and particles are slowed
-    /// to those speeds.
-    fn keep_in_bounds(&mut self) {
-        let inside = |p: Vec3| p.clamp(Vec3::splat(-MAX_COORD), Vec3::splat(MAX_COORD));
-        for (_, b) in self.bodies.iter_mut() {
-            if b.is_static() || b.sleeping {
-                continue;
-            }
-            b.linear_velocity = b.linear_velocity.clamp_length_max(MAX_SPEED);
-            b.angular_velocity = b.angular_velocity.clamp_length_max(MAX_ANGULAR_SPEED);
-            let p = b.pose.position;
-            let q = inside(p);
-            if q != p {
-                b.set_pose(Pose::new(q, b.pose.rotation));
-                b.linear_velocity = Vec3::ZERO;
-                b.angular_velocity = Vec3::ZERO;
-            }
-        }
-        for c in &mut self.cables {
-            // (A cable falls asleep inside the cable stage, before this:
-            // one that slept beyond the bounds is brought back too.)
-            for v in &mut c.v {
-                *v = v.clamp_length_max(MAX_SPEED);
-            }
-            if c.x.iter().any(|&p| inside(p) != p) {
-                for p in &mut c.x {
-                    *p = inside(*p);
-                }
-                c.v.iter_mut().for_each(|v| *v = Vec3::ZERO);
-            }
-        }
     }
 
     fn is_active(b: &Body) -> bool {
