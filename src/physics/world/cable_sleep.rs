@@ -12,7 +12,10 @@
 //! but if a resting body without supports (a coupled one) touches it, only
 //! in the step that body falls asleep (`sleep_waiting_cables`; it began
 //! resting a step after the body, whose rest it reads from the last step,
-//! so it waits from a step short of the sleep time). Asleep, its
+//! so it waits from a step short of the sleep time), and that body falls
+//! asleep only with it (while a cable it touches that holds no body up
+//! through a support is not ready to sleep, the body's rest stops short of
+//! the sleep time). Asleep, its
 //! velocities are zero and the stage loads its particles as pinned: it is in no chain solve, no body contact and no
 //! pair with another segment that cannot move, and it holds what rests on
 //! it as a static body would (the rigid solver's supports of bodies
@@ -537,6 +540,8 @@ impl World {
         let supported: std::collections::HashSet<u32> =
             self.cable_supports.iter().map(|s| s.body).collect();
         let mut near_moving = vec![false; self.cables.len()];
+        // Cables that hold a body up through a support.
+        let mut holding = vec![false; self.cables.len()];
         let mut touching: Vec<(u32, u32)> = Vec::new();
         for c in &sys.body_contacts {
             let Some(b) = self.bodies.by_index(c.body) else {
@@ -544,7 +549,9 @@ impl World {
             };
             if c.dynamic && !b.sleeping {
                 let cable = sys.segs[c.seg as usize].cable;
-                near_moving[cable as usize] |= b.sleep_time <= 0.0 || supported.contains(&c.body);
+                let holds = supported.contains(&c.body);
+                near_moving[cable as usize] |= b.sleep_time <= 0.0 || holds;
+                holding[cable as usize] |= holds;
                 touching.push((cable, c.body));
             }
         }
@@ -599,6 +606,27 @@ impl World {
                 } else {
                     self.cable_sleep_wait.extend_from_slice(held);
                 }
+            }
+        }
+        // A body on awake cables that hold nothing up through a support
+        // (it and the others on them are coupled) falls asleep only with
+        // them: while such a cable it touches is not ready to sleep
+        // (`cable_sleep_wait`), its rest stops short of the sleep time (it
+        // goes on counting, so the cable may rest: see `near_moving`
+        // above). Asleep alone, it was a static body to the ropes under it
+        // while they still swung: they struck it and woke it, and each
+        // wake set it bouncing again (a 50 kg box on the rope bridge rang
+        // at the sleep speed for good; kept awake, it comes to rest). A
+        // cable that holds a body up waits for the bodies instead (see
+        // `near_moving`): they go first, as before.
+        let short = settings.time_to_sleep - 1.5 * dt;
+        for &(cable, body) in &touching {
+            let ready = self.cable_sleep_wait.binary_search(&(cable, body)).is_ok();
+            if ready || short <= 0.0 || holding[cable as usize] {
+                continue;
+            }
+            if let Some(b) = self.bodies.by_index_mut(body) {
+                b.sleep_time = b.sleep_time.min(short);
             }
         }
     }
