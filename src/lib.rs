@@ -23,8 +23,9 @@
 //!     cables' supports of resting bodies in `world/cable_supports.rs`, the
 //!     bodies riding on bodies moved with their cables in
 //!     `world/cable_riders.rs`, and sleep for bodies cables touch and for
-//!     cables themselves in `world/cable_sleep.rs`; the world's bounds and
-//!     speed caps in `world/bounds.rs`)
+//!     cables themselves in `world/cable_sleep.rs`; the bodies' islands
+//!     and sleep in `world/sleep.rs`; the world's bounds and speed caps in
+//!     `world/bounds.rs`)
 //!   - `physics::cable` — cables: XPBD chains, body contacts, and segments
 //!     that never cross (pairs from each particle's tube once per step,
 //!     per-pair separating planes checked every substep, exact edge–edge CCD

@@ -8,13 +8,14 @@ use super::ccd::{CcdSettings, CcdStats};
 use super::collision::{self, Manifold};
 use super::contact::{Contact, ContactSet};
 use super::events::{ContactEvent, ContactEventKind};
-use super::island::{SleepSettings, UnionFind};
+use super::island::SleepSettings;
 use super::math::{Quat, Vec3};
 use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
 use super::set::{BodyHandle, BodySet};
 use super::shape::ShapeKind;
 use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
 use cable_sleep::Region;
+use sleep::sleep_speed;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -24,6 +25,7 @@ mod cable_sleep;
 mod cable_supports;
 mod cables;
 mod continuous;
+mod sleep;
 
 /// Everything that tunes a world's step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -911,90 +913,6 @@ impl World {
         }
     }
 
-    fn update_sleep(&mut self, dt: f32) {
-        let settings = self.settings.sleep;
-        let n = self.bodies.capacity();
-        let mut uf = UnionFind::new(n);
-        for c in &self.contacts.contacts {
-            if !c.touching {
-                continue;
-            }
-            let (ba, bb) = (
-                self.bodies.by_index(c.a).unwrap(),
-                self.bodies.by_index(c.b).unwrap(),
-            );
-            if ba.is_dynamic() && bb.is_dynamic() && !ba.sleeping && !bb.sleeping {
-                uf.union(c.a, c.b);
-            }
-        }
-        // A body resting on cables and the body under them.
-        for (a, b) in self.cable_support_pairs() {
-            let awake = |i: u32| {
-                self.bodies
-                    .by_index(i)
-                    .is_some_and(|b| b.is_dynamic() && !b.sleeping)
-            };
-            if awake(a) && awake(b) {
-                uf.union(a, b);
-            }
-        }
-        // Smallest rest time per island root.
-        let mut min_rest = vec![f32::INFINITY; n];
-        let mut cable_rest = vec![None; n];
-        for &(slot, speed) in &self.cable_rest_speed {
-            cable_rest[slot as usize] = Some(speed);
-        }
-        for (h, b) in self.bodies.iter_mut() {
-            if !b.is_dynamic() || b.sleeping {
-                continue;
-            }
-            // A body the cables only loaded: by its speed less their push
-            // down (a body with cables lying on it gets their weight every
-            // step, which the next contact solve takes back).
-            let speed = cable_rest[h.index as usize].unwrap_or_else(|| {
-                sleep_speed(b.linear_velocity, b.angular_velocity, b.bounding_radius)
-            });
-            if settings.enabled && speed < settings.speed_threshold {
-                b.sleep_time += dt;
-            } else {
-                b.sleep_time = 0.0;
-            }
-            let r = uf.find(h.index) as usize;
-            min_rest[r] = min_rest[r].min(b.sleep_time);
-            self.moved.push(b.id);
-        }
-        for (_, b) in self.bodies.iter() {
-            if b.is_static() {
-                continue;
-            }
-            if b.kind == BodyKind::Kinematic && Self::is_active(b) {
-                self.moved.push(b.id);
-            }
-        }
-        if !settings.enabled {
-            return;
-        }
-        let mut island_ids: HashMap<u32, u32> = HashMap::new();
-        for (h, b) in self.bodies.iter_mut() {
-            if !b.is_dynamic() || b.sleeping {
-                continue;
-            }
-            let r = uf.find(h.index);
-            if min_rest[r as usize] >= settings.time_to_sleep {
-                let next = &mut self.next_island;
-                let id = *island_ids.entry(r).or_insert_with(|| {
-                    *next += 1;
-                    *next
-                });
-                b.sleeping = true;
-                b.island = id;
-                b.linear_velocity = Vec3::ZERO;
-                b.angular_velocity = Vec3::ZERO;
-            }
-        }
-        self.sleep_waiting_cables();
-    }
-
     fn collect_events(&mut self) {
         for c in &mut self.contacts.contacts {
             if !c.updated {
@@ -1092,10 +1010,4 @@ fn lap(slot: &mut f32, since: Instant) -> Instant {
     let now = Instant::now();
     *slot = (now - since).as_secs_f32() * 1000.0;
     now
-}
-
-/// The speed a body's sleep is judged by: its centre's, or its surface's
-/// (`radius` out) from turning, whichever is larger.
-pub(super) fn sleep_speed(linear: Vec3, angular: Vec3, radius: f32) -> f32 {
-    linear.length().max(angular.length() * radius)
 }
