@@ -13,9 +13,10 @@
 //! in the step that body falls asleep (`sleep_waiting_cables`; it began
 //! resting a step after the body, whose rest it reads from the last step,
 //! so it waits from a step short of the sleep time), and that body falls
-//! asleep only with it (while a cable it touches that holds no body up
+//! asleep only with it (while a cable it touches that touches no body held up
 //! through a support is not ready to sleep, the body's rest stops short of
-//! the sleep time). Asleep, its
+//! the sleep time, and the bodies on such a cable are of one island).
+//! Asleep, its
 //! velocities are zero and the stage loads its particles as pinned: it is in no chain solve, no body contact and no
 //! pair with another segment that cannot move, and it holds what rests on
 //! it as a static body would (the rigid solver's supports of bodies
@@ -26,8 +27,8 @@
 //! disturbs somewhere.
 //!
 //! A sleeping body the cables wake takes the step's gravity, which it
-//! missed asleep, with their impulses, which held it up against it
-//! (`apply_cable_impulses`).
+//! missed asleep, with their impulses, which held it up against it, as
+//! far as they did (`apply_cable_impulses`).
 //!
 //! Before each stage a sleeping cable wakes when an awake cable's segment
 //! with a particle faster than four times the sleep speed may come within
@@ -207,7 +208,8 @@ impl World {
         // its island) when they do more than rest on it, move as they touch
         // it, or (a little each step) pull it sideways by as much as the
         // sleep speed; else their impulses are dropped. Woken so, it (and
-        // its island) takes the step's gravity it missed asleep as well as
+        // its island) takes the step's gravity it missed asleep (as far as
+        // their impulses held it up, below) as well as
         // the cables' impulses, which held it up against that gravity:
         // without it, a box resting on a rope bridge was thrown up at g·dt
         // (0.16 m/s) each time it woke, fell asleep again a second later,
@@ -240,10 +242,27 @@ impl World {
         for &slot in &woken {
             self.wake_index(slot);
         }
+        // As much of it as the cables' impulses held it up by (a body
+        // woken on cables that were asleep in the step too got no support
+        // to take back: with the whole step's gravity, a box woken with
+        // its island on a sleeping rope bridge fell at g·dt).
         let gravity = self.settings.gravity * dt;
+        let up = -self.settings.gravity.normalize_or_zero();
+        let mut held: HashMap<u32, f32> = HashMap::new();
+        if !asleep.is_empty() {
+            let impulses = sys.body_contacts.iter().map(|c| (c.body, c.impulse));
+            for (body, j) in impulses.chain(sys.retired.iter().map(|r| (r.0, r.1))) {
+                let s = scale.get(&body).copied().unwrap_or(1.0);
+                *held.entry(body).or_default() += j.dot(up) * s;
+            }
+        }
         for slot in asleep {
             if let Some(b) = self.bodies.by_index_mut(slot).filter(|b| !b.sleeping) {
-                b.linear_velocity += gravity;
+                let weight = gravity.length() / b.inv_mass.max(f32::MIN_POSITIVE);
+                let part = held
+                    .get(&slot)
+                    .map_or(0.0, |&j| j / weight.max(f32::MIN_POSITIVE));
+                b.linear_velocity += gravity * part.clamp(0.0, 1.0);
             }
         }
         let bodies = &self.bodies;
@@ -608,21 +627,29 @@ impl World {
                 }
             }
         }
-        // A body on awake cables that hold nothing up through a support
-        // (it and the others on them are coupled) falls asleep only with
-        // them: while such a cable it touches is not ready to sleep
-        // (`cable_sleep_wait`), its rest stops short of the sleep time (it
-        // goes on counting, so the cable may rest: see `near_moving`
-        // above). Asleep alone, it was a static body to the ropes under it
-        // while they still swung: they struck it and woke it, and each
-        // wake set it bouncing again (a 50 kg box on the rope bridge rang
-        // at the sleep speed for good; kept awake, it comes to rest). A
-        // cable that holds a body up waits for the bodies instead (see
-        // `near_moving`): they go first, as before.
+        // A body on awake cables that touch no body held up through a
+        // support (it and the others on them are coupled) falls asleep
+        // only with them: while such a cable it touches is not ready to
+        // sleep (`cable_sleep_wait`), its rest stops short of the sleep
+        // time (it goes on counting, so the cable may rest: see
+        // `near_moving` above), and the bodies on one such cable are of one
+        // island (`cable_sleep_links`, `world/sleep.rs`), so none sleeps
+        // while another on the cable is held awake. Asleep alone, it was a
+        // static body to the ropes under it while they still swung: they
+        // struck it and woke it, and each wake set it bouncing again (a 50
+        // kg box on the rope bridge rang at the sleep speed for good; kept
+        // awake, it comes to rest). A cable touching a body held up by a
+        // support waits for the bodies instead (see `near_moving`): they
+        // go first, as before.
         let short = settings.time_to_sleep - 1.5 * dt;
+        self.cable_sleep_links.clear();
         for &(cable, body) in &touching {
+            if holding[cable as usize] {
+                continue;
+            }
+            self.cable_sleep_links.push((cable, body));
             let ready = self.cable_sleep_wait.binary_search(&(cable, body)).is_ok();
-            if ready || short <= 0.0 || holding[cable as usize] {
+            if ready || short <= 0.0 {
                 continue;
             }
             if let Some(b) = self.bodies.by_index_mut(body) {

@@ -99,6 +99,7 @@ impl World {
     pub(super) fn step_cables(&mut self, dt: f32) {
         self.cable_rest_speed.clear();
         self.moved_cables.clear();
+        self.cable_sleep_links.clear();
         if self.cables.is_empty() {
             self.cable_stats = Default::default();
             return;

@@ -132,6 +132,11 @@ pub struct World {
     /// touch awake bodies (each pair: cable index, body slot): each falls
     /// asleep with those bodies, in the same step (`world/cable_sleep.rs`).
     cable_sleep_wait: Vec<(u32, u32)>,
+    /// The awake dynamic bodies each awake cable touches that touches no
+    /// body held up through a support (cable index, body slot; ascending):
+    /// the bodies of one cable fall asleep together, with it
+    /// (`world/sleep.rs`).
+    cable_sleep_links: Vec<(u32, u32)>,
     /// The last cable stage's coupled bodies with the bodies riding on
     /// them (each pair: coupled body's slot, rider's slot; ascending), which
     /// move with them in the stage (`world/cable_riders.rs`).
@@ -186,6 +191,7 @@ impl World {
             cable_rest_speed: Vec::new(),
             cable_drift: HashMap::new(),
             cable_sleep_wait: Vec::new(),
+            cable_sleep_links: Vec::new(),
             cable_riders: Vec::new(),
             cable_rider_holds: Vec::new(),
             sleepers: Default::default(),
