@@ -229,23 +229,27 @@ impl World {
                 woken.push(l.body);
             }
         }
-        // (Every body that wakes: those woken and their islands.)
-        let asleep: Vec<u32> = if woken.is_empty() {
+        // (Every body that wakes: those woken and their islands; each with
+        // the island it slept in.)
+        let asleep: Vec<(u32, u32)> = if woken.is_empty() {
             Vec::new()
         } else {
             self.bodies
                 .iter()
                 .filter(|(_, b)| b.sleeping && b.is_dynamic())
-                .map(|(h, _)| h.index)
+                .map(|(h, b)| (h.index, b.island))
                 .collect()
         };
         for &slot in &woken {
             self.wake_index(slot);
         }
-        // As much of it as the cables' impulses held it up by (a body
-        // woken on cables that were asleep in the step too got no support
-        // to take back: with the whole step's gravity, a box woken with
-        // its island on a sleeping rope bridge fell at g·dt).
+        // As much of it as the cables' impulses held the island up by,
+        // the same share for each of its bodies (the island's momentum
+        // then gains what the cables gave it less the gravity they held it
+        // against): a body woken on cables that were asleep in the step
+        // too got no support to take back (with the whole step's gravity,
+        // a box woken with its island on a sleeping rope bridge fell at
+        // g·dt), and a cable falling on a body does not hold it up.
         let gravity = self.settings.gravity * dt;
         let up = -self.settings.gravity.normalize_or_zero();
         let mut held: HashMap<u32, f32> = HashMap::new();
@@ -253,15 +257,25 @@ impl World {
             let impulses = sys.body_contacts.iter().map(|c| (c.body, c.impulse));
             for (body, j) in impulses.chain(sys.retired.iter().map(|r| (r.0, r.1))) {
                 let s = scale.get(&body).copied().unwrap_or(1.0);
-                *held.entry(body).or_default() += j.dot(up) * s;
+                *held.entry(body).or_default() += (j.dot(up) * s).max(0.0);
             }
         }
-        for slot in asleep {
+        // Each island's support and weight (over the step), of its bodies
+        // that woke.
+        let mut islands: HashMap<u32, (f32, f32)> = HashMap::new();
+        for &(slot, island) in &asleep {
+            if let Some(b) = self.bodies.by_index(slot).filter(|b| !b.sleeping) {
+                let e = islands.entry(island).or_default();
+                e.0 += held.get(&slot).copied().unwrap_or(0.0);
+                if b.inv_mass > 0.0 {
+                    e.1 += gravity.length() / b.inv_mass;
+                }
+            }
+        }
+        for (slot, island) in asleep {
             if let Some(b) = self.bodies.by_index_mut(slot).filter(|b| !b.sleeping) {
-                let weight = gravity.length() / b.inv_mass.max(f32::MIN_POSITIVE);
-                let part = held
-                    .get(&slot)
-                    .map_or(0.0, |&j| j / weight.max(f32::MIN_POSITIVE));
+                let (support, weight) = islands[&island];
+                let part = if weight > 0.0 { support / weight } else { 0.0 };
                 b.linear_velocity += gravity * part.clamp(0.0, 1.0);
             }
         }
