@@ -284,7 +284,7 @@ fn a_400_kg_box_dropped_on_the_rope_bridge_stays_on_it() {
     }
 }
 
-/// A 50 kg box dropped 40 cm onto the middle of the rope bridge falls
+/// A 50 kg box dropped 30 cm onto the middle of the rope bridge falls
 /// asleep with the ropes, in the same step, and stays asleep: it never
 /// sleeps while a rope under it is awake. It fell asleep alone at the sleep
 /// speed while the undamped ropes still swung under it (at up to 0.14
@@ -547,8 +547,8 @@ fn a_ball_thrown_at_a_free_segment_leaves_as_restitution_says() {
 ///   of it, it fell at g·dt (0.16 m/s).
 /// - With a sleep time of one step, the boxes fall asleep on the ropes
 ///   while those still move, and the ropes wake the other box: it takes
-///   the gravity it missed asleep with the ropes' impulse, which held it
-///   up against it. Without the gravity it was thrown up at 0.22 m/s; with
+///   its island's share of the gravity it missed asleep (the ropes held the
+///   island up against it) with the ropes' impulse. Without the gravity it was thrown up at 0.22 m/s; with
 ///   it, 0.057 (the ropes, still settling after the boxes' one step of
 ///   rest, push it), under the 0.1 asked.
 #[test]

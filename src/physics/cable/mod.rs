@@ -119,8 +119,10 @@
 //!    body's; across, too little to move it), for sideways pulls adding
 //!    up, or for a touching cable moving faster than twice the sleep speed
 //!    (`world/cable_sleep.rs`), so bodies with cables lying on them sleep;
-//!    woken so, a body takes the step's gravity it missed asleep with the
-//!    cables' impulses (a box on a rope bridge was thrown up at g·dt).
+//!    woken so, a body takes its island's share of the step's gravity it
+//!    missed asleep (the cables' upward impulses on the island over its
+//!    weight) with their impulses (a box on a rope bridge was thrown up
+//!    at g·dt).
 //! 3. **Substeps** (4 by default): predict, then 4 passes over segments,
 //!    body contacts and those pairs within 5 mm of touching: each keeps
 //!    `n·(B(u) − A(s)) ≥ r_a + r_b`, with `n`, `s` and `u` those of the
@@ -183,7 +185,8 @@
 //! 6. **Sleep** (`world/cable_sleep.rs`): a cable whose particles have
 //!    stayed slow for the sleep time (root mean square speed under the
 //!    sleep speed, none faster than twice that, no awake dynamic body in
-//!    contact; a particle's speed is the larger of its velocity and its
+//!    contact but resting ones without supports, with which it falls
+//!    asleep; a particle's speed is the larger of its velocity and its
 //!    displacement over the step) falls asleep. Its particles are then loaded as pinned: no
 //!    chain solve, no body contacts, no pairs with segments that cannot
 //!    move; with every cable asleep the stage is skipped. Among awake

@@ -28,7 +28,8 @@
 //!
 //! A sleeping body the cables wake takes the step's gravity, which it
 //! missed asleep, with their impulses, which held it up against it, as
-//! far as they did (`apply_cable_impulses`).
+//! far as they held its island up (the island's upward impulses over its
+//! weight, one share for all its bodies; `apply_cable_impulses`).
 //!
 //! Before each stage a sleeping cable wakes when an awake cable's segment
 //! with a particle faster than four times the sleep speed may come within
@@ -209,7 +210,7 @@ impl World {
         // it, or (a little each step) pull it sideways by as much as the
         // sleep speed; else their impulses are dropped. Woken so, it (and
         // its island) takes the step's gravity it missed asleep (as far as
-        // their impulses held it up, below) as well as
+        // their impulses held the island up, below) as well as
         // the cables' impulses, which held it up against that gravity:
         // without it, a box resting on a rope bridge was thrown up at g·dt
         // (0.16 m/s) each time it woke, fell asleep again a second later,

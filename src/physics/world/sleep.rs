@@ -1,7 +1,10 @@
 //! Bodies' sleep: islands of touching awake dynamic bodies (and a body
-//! resting on cables with the body under them) fall asleep together once
-//! every body of the island has rested the sleep time, and with them the
-//! cables that waited for them (`world/cable_sleep.rs`).
+//! resting on cables with the body under them, and the bodies on one awake
+//! cable that touches no body held up through a support) fall asleep
+//! together once every body of the island has rested the sleep time, and
+//! with them the cables that waited for them (`world/cable_sleep.rs`). A
+//! body rests while the larger of its speed and its displacement over the
+//! step (over the step's length) is under the sleep speed.
 
 use super::World;
 use crate::physics::island::UnionFind;
@@ -65,8 +68,8 @@ impl World {
             // overlap out by position, the velocities staying near zero
             // (thin plates and spheres spawned into each other without
             // gravity fell asleep after the sleep time still being pushed
-            // out, at about 1 cm a step: of 400 pairs, 233 slept more than
-            // 1 mm deep, one 2.4 cm).
+            // out: of 400 pairs, 233 slept more than 1 mm deep, one 2.4 cm
+            // deep and still moving 4 mm a step).
             let si = self.solver_index.get(h.index as usize).copied();
             let moved = match si.and_then(|si| self.start_state.get(si as usize)) {
                 Some(&(com0, q0)) if si != Some(0) => {
