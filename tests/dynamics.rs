@@ -1,5 +1,7 @@
 //! Physics tests for the impulse pipeline. Each would fail for a wrong solver.
 
+mod common;
+
 use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, Vec3, World};
 
 fn plane_world() -> World {
@@ -445,12 +447,7 @@ fn boxes_spawned_at_one_point_are_pushed_apart_not_flung() {
 fn plates_and_spheres_spawned_into_each_other_are_pushed_apart_before_they_sleep() {
     use arbiter::physics::Quat;
     let mut seed = 5u64;
-    let mut rnd = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 40) as f32) / (1u64 << 24) as f32
-    };
+    let mut rnd = move || common::lcg(&mut seed);
     let (mut failures, mut asleep) = (Vec::new(), 0);
     for pair in 0..400 {
         let mut w = World::default();

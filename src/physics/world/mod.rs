@@ -785,17 +785,22 @@ impl World {
         }
     }
 
+    /// The touching contacts, each with its two bodies.
+    fn touching(&self) -> impl Iterator<Item = (&Contact, &Body, &Body)> + '_ {
+        self.contacts
+            .contacts
+            .iter()
+            .filter(|c| c.touching)
+            .map(|c| {
+                let body = |i| self.bodies.by_index(i).unwrap();
+                (c, body(c.a), body(c.b))
+            })
+    }
+
     /// A sleeping body touched by an active one wakes with its island.
     fn wake_touched_islands(&mut self) {
         let mut wake = Vec::new();
-        for c in &self.contacts.contacts {
-            if !c.touching {
-                continue;
-            }
-            let (ba, bb) = (
-                self.bodies.by_index(c.a).unwrap(),
-                self.bodies.by_index(c.b).unwrap(),
-            );
+        for (c, ba, bb) in self.touching() {
             if ba.sleeping && Self::is_active(bb) {
                 wake.push(c.a);
             } else if bb.sleeping && Self::is_active(ba) {
