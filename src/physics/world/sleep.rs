@@ -6,9 +6,10 @@
 //! body rests while the larger of its speed and its displacement over the
 //! step (over the step's length) is under the sleep speed.
 
+use super::continuous::step_motion;
 use super::World;
 use crate::physics::island::UnionFind;
-use crate::physics::math::{Quat, Vec3};
+use crate::physics::math::Vec3;
 use crate::physics::scene::BodyKind;
 use std::collections::HashMap;
 
@@ -63,14 +64,8 @@ impl World {
             // gravity fell asleep after the sleep time still being pushed
             // out: of 400 pairs, 233 slept more than 1 mm deep, one 2.4 cm;
             // one followed step by step still moved 4 mm a step).
-            let si = self.solver_index.get(h.index as usize).copied();
-            let moved = match si.and_then(|si| self.start_state.get(si as usize)) {
-                Some(&(com0, q0)) if si != Some(0) => {
-                    let turn = turn_angle(q0, b.pose.rotation);
-                    ((b.com - com0).length() + turn * b.bounding_radius) / dt
-                }
-                _ => 0.0,
-            };
+            let moved = step_motion(&self.solver_index, &self.start_state, h.index, b)
+                .map_or(0.0, |m| m / dt);
             if settings.enabled && speed.max(moved) < settings.speed_threshold {
                 b.sleep_time += dt;
             } else {
@@ -117,31 +112,4 @@ impl World {
 /// (`radius` out) from turning, whichever is larger.
 pub(super) fn sleep_speed(linear: Vec3, angular: Vec3, radius: f32) -> f32 {
     linear.length().max(angular.length() * radius)
-}
-
-/// Rotation angle (rad) from `a` to `b`, exact for small turns: through
-/// `acos` of their dot product, any turn under about 7·10⁻⁴ rad read as
-/// either 0 or that (f32), which a resting body 10 m across would take for
-/// 0.2 m/s of movement.
-fn turn_angle(a: Quat, b: Quat) -> f32 {
-    let r = a.conjugate() * b;
-    2.0 * Vec3::new(r.x, r.y, r.z).length().atan2(r.w.abs())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn small_turns_are_measured_as_they_are() {
-        let a = Quat::from_axis_angle(Vec3::new(0.3, 0.9, -0.2).normalize(), 0.7);
-        for angle in [0.0, 1.0e-6, 1.0e-5, 3.0e-4, 0.01, 1.0, 3.0] {
-            let b = a * Quat::from_axis_angle(Vec3::X, angle);
-            let turn = turn_angle(a, b);
-            assert!(
-                (turn - angle).abs() <= 1.0e-7 + 1.0e-5 * angle,
-                "{angle} measured {turn}"
-            );
-        }
-    }
 }
