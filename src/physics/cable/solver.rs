@@ -22,6 +22,7 @@ mod coupled;
 mod filter;
 mod kernels;
 mod layout;
+mod strained;
 mod tubes;
 mod velocities;
 mod verify;
@@ -84,6 +85,10 @@ pub struct CableStats {
     /// Extra passes over the chains that touch coupled bodies
     /// (`solver/coupled.rs`), over all substeps.
     pub coupled_passes: u64,
+    /// Extra passes over chains whose links the substep's passes left
+    /// unconverged, with their contacts (`solver/strained.rs`), over all
+    /// substeps.
+    pub strained_passes: u64,
     /// Particles held at their substep start by the fail-safe.
     pub frozen: u64,
     /// Particles held where the substep began because their segment cut
@@ -369,6 +374,8 @@ pub(crate) struct CableSystem {
     /// by side in groups (those of the lower half below `group_split`).
     lanes: Vec<(usize, usize)>,
     groups: Vec<ChainGroup>,
+    /// Each particle's group (`u32::MAX`: none), with the groups.
+    particle_group: Vec<u32>,
     group_split: usize,
     /// The rows each half's groups are solved in.
     scratch: [Scratch; 2],
@@ -642,6 +649,7 @@ impl CableSystem {
         if !self.coupled.is_empty() {
             self.solve_coupled_chains(inv_h2, h, iterations);
         }
+        self.solve_strained_chains(inv_h2, h, iterations);
         self.stats.ms_solve += clock.elapsed().as_secs_f64() * 1e3;
     }
 

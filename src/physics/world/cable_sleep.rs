@@ -766,7 +766,7 @@ mod tests {
                         // Fast and long enough where it lands for many of
                         // its particles to outrun their tubes at once.
                         let mut spec = CableSpec::new([-0.9, 0.5, -0.2], [0.9, 0.5, 0.1], 90);
-                        spec.linear_velocity = [0.0, -6.0, 0.0];
+                        spec.linear_velocity = [0.0, -10.0, 0.0];
                         w.add_cable(&spec).unwrap();
                     }
                     270 => {

@@ -317,28 +317,44 @@ impl CableSystem {
             }
         }
         for _ in 0..COUPLED_PASSES * iterations {
-            for &g in &local {
-                self.groups[g].solve_direct(&mut self.scratch[0], &mut self.x, 0, inv_h2);
-            }
-            for &k in &bodies {
-                solve_body_contacts(
-                    &mut self.body_contacts[k..k + 1],
-                    &self.segs,
-                    &self.w,
-                    &mut self.x,
-                    0,
-                    &self.prev,
-                    h,
-                );
-            }
-            for &(half, l, k) in &pairs {
-                let c = &mut self.selected[half][l];
-                solve_pairs(&c.list[k..k + 1], &mut c.lambda[k..k + 1], &mut self.x, 0);
-            }
+            self.local_pass(&local, &bodies, &pairs, inv_h2, h);
             self.stats.coupled_passes += 1;
             if self.solve_coupled_pass(h) < COUPLED_TOLERANCE {
                 break;
             }
+        }
+    }
+
+    /// One pass over some chain groups (`local`), then over some body
+    /// contacts (by index) and contacts between segments (by half, list
+    /// and index in `selected`), in that order, on one thread: the extra
+    /// passes of the coupled bodies' chains and of strained ones
+    /// (`strained.rs`).
+    pub(super) fn local_pass(
+        &mut self,
+        local: &[usize],
+        bodies: &[usize],
+        pairs: &[(usize, usize, usize)],
+        inv_h2: f32,
+        h: f32,
+    ) {
+        for &g in local {
+            self.groups[g].solve_direct(&mut self.scratch[0], &mut self.x, 0, inv_h2);
+        }
+        for &k in bodies {
+            solve_body_contacts(
+                &mut self.body_contacts[k..k + 1],
+                &self.segs,
+                &self.w,
+                &mut self.x,
+                0,
+                &self.prev,
+                h,
+            );
+        }
+        for &(half, l, k) in pairs {
+            let c = &mut self.selected[half][l];
+            solve_pairs(&c.list[k..k + 1], &mut c.lambda[k..k + 1], &mut self.x, 0);
         }
     }
 

@@ -240,6 +240,13 @@ impl CableSystem {
         self.groups = lo.chunks(chains::GROUP).map(group).collect();
         self.group_split = self.groups.len();
         self.groups.extend(hi.chunks(chains::GROUP).map(group));
+        self.particle_group.clear();
+        self.particle_group.resize(n, u32::MAX);
+        for (k, g) in self.groups.iter().enumerate() {
+            for r in g.lane_ranges() {
+                self.particle_group[r].fill(k as u32);
+            }
+        }
     }
 
     /// The lane where the estimated work of [`Self::balance`] halves.
