@@ -16,8 +16,9 @@
 //! `k`-th particle of every lane, and each step works on a row as vectors.
 //! A lane's arithmetic never mixes with another's, so a cable's result does
 //! not depend on the grouping, bit for bit (but for the extra passes a
-//! group takes when one of its cables touches a coupled body, `coupled.rs`:
-//! its other lanes take them too).
+//! group takes when one of its cables touches a coupled body, `coupled.rs`,
+//! or ends a substep off its length, `strained.rs`: its other lanes take
+//! them too).
 //!
 //! A substep's first pass applies the substep's whole pull along the links'
 //! directions where it began; for a taut chain, its moves are then solved

@@ -307,13 +307,12 @@ impl CableSystem {
             .filter(|&k| inside(segs[self.body_contacts[k].seg as usize].p as usize))
             .collect();
         let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
-        for (half, lists) in self.selected.iter().enumerate() {
-            for (l, c) in lists.iter().enumerate() {
-                for (k, ct) in c.list.iter().enumerate() {
-                    if ct.particles().into_iter().any(inside) {
-                        pairs.push((half, l, k));
-                    }
-                }
+        // In the regular passes' order (each half's lists of its own, then
+        // the lists across), which does not depend on where the pair list
+        // was cut ([`CableSystem::select_active`]).
+        for (half, l, k, ct) in self.selected_in_order() {
+            if ct.particles().into_iter().any(inside) {
+                pairs.push((half, l, k));
             }
         }
         for _ in 0..COUPLED_PASSES * iterations {
@@ -356,6 +355,21 @@ impl CableSystem {
             let c = &mut self.selected[half][l];
             solve_pairs(&c.list[k..k + 1], &mut c.lambda[k..k + 1], &mut self.x, 0);
         }
+    }
+
+    /// The substep's contacts between segments with where they are in
+    /// `selected` (part of the pair list, list, index), in the order a
+    /// regular pass solves them: each side's own lists (0, then 1), then
+    /// the lists across, each over both parts of the pair list.
+    pub(super) fn selected_in_order(
+        &self,
+    ) -> impl Iterator<Item = (usize, usize, usize, &super::contacts::Contact)> + '_ {
+        (0..3).flat_map(move |l| {
+            (0..2).flat_map(move |half| {
+                let list = &self.selected[half][l].list;
+                list.iter().enumerate().map(move |(k, ct)| (half, l, k, ct))
+            })
+        })
     }
 
     /// The coupled bodies' contacts (one pass; see [`solve_coupled`]):

@@ -9,21 +9,22 @@
 //! cable gives way only its share each time: Gauss–Seidel between the two
 //! converges slowly, and with the substep's four passes the line's
 //! segments ended the substeps stretched by the contacts' last push (24%
-//! for two equal 0.56 kg cables 2 cm thick, 150% for a 3.3 kg thread on a
+//! for two equal 0.56 kg cables of 2 cm radius, 150% for a 3.3 kg thread on a
 //! 0.56 kg line, whose strain energy then read 800 times the fall's; 64
 //! passes bring both under 2.5%). So after the substep's passes, a chain
 //! group whose links are off by more than [`STRAIN_TOLERANCE`] of their
 //! length beyond what their compliance explains (the XPBD residual,
-//! [`ChainGroup::worst_residual`]), with the groups across its contacts,
-//! takes more passes with those contacts, until its links converge (at
-//! most [`STRAIN_PASSES`] per pass of the substep). Of 100 random drops of
-//! a cable onto a pinned line (the test
+//! [`super::chains::ChainGroup::worst_residual`]), with the groups across
+//! its contacts, takes more passes with their contacts, until its links
+//! converge (at most [`STRAIN_PASSES`] per pass of the substep). Of 100
+//! random drops of a cable onto a pinned line (the test
 //! `cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy`),
 //! the median drop's worst link was 113% off before, 1.5% now. Groups that
-//! touch a dynamic body stay out (see [`CableSystem::solve_strained_chains`]),
-//! and the passes are for a few cables: at most [`STRAIN_WORK`] particle
-//! solves a substep. Like the coupled bodies' (`coupled.rs`), they run on
-//! one thread in a fixed order.
+//! touch a dynamic body stay out (see
+//! [`CableSystem::solve_strained_chains`]), a contact with one holds only
+//! the other side, and the passes are for a few cables: at most
+//! [`STRAIN_WORK`] particle solves a substep. Like the coupled bodies'
+//! (`coupled.rs`), they run on one thread, in the regular passes' order.
 
 use super::contacts::Contact;
 use super::kernels::solve_pairs;
@@ -97,34 +98,39 @@ impl CableSystem {
         for &g in &strained {
             is_strained[g] = true;
         }
-        // Their contacts with segments, and the groups across those; a
-        // contact with a group left out holds only the strained side (as
-        // against a fixed segment): without it, a layer of cables under
-        // one a box lay on sprang up through it in the passes, and the
-        // box sank 9 mm further into the heap. (Holding every group that
-        // is not strained so, the other cable of a contact never gave way
-        // in the passes: of 40 random drops of a cable onto a line pinned
-        // at both ends, 34 left a link over 5% off its length.)
+        // The groups across their contacts with segments join them (but
+        // for those touching a dynamic body).
         let mut local = is_strained.clone();
+        for (_, _, _, ct) in self.selected_in_order() {
+            let groups = ct.particles().map(group_of);
+            if groups.iter().flatten().any(|&g| is_strained[g])
+                && !groups.iter().any(|g| g.is_none_or(|g| touch_dynamic[g]))
+            {
+                for g in groups.into_iter().flatten() {
+                    local[g] = true;
+                }
+            }
+        }
+        // Every contact of theirs, in the regular passes' order; one with a
+        // group left out holds only their side (as against a fixed
+        // segment). Without those, a layer of cables under one a box lay
+        // on sprang up through it in the passes, and the box sank 9 mm
+        // further into the heap; holding the groups across the strained
+        // ones' contacts so too, the other cable never gave way in the
+        // passes (of 40 random drops of a cable onto a line pinned at
+        // both ends, 34 left a link over 5% off its length).
         let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
         let mut edges: Vec<(Contact, usize, usize, usize)> = Vec::new();
-        for (half, lists) in self.selected.iter().enumerate() {
-            for (l, c) in lists.iter().enumerate() {
-                for (k, ct) in c.list.iter().enumerate() {
-                    let groups = ct.particles().map(group_of);
-                    if !groups.iter().flatten().any(|&g| is_strained[g]) {
-                        continue;
-                    }
-                    let out = groups.map(|g| g.is_none_or(|g| touch_dynamic[g]));
-                    if !out.contains(&true) {
-                        pairs.push((half, l, k));
-                        for g in groups.into_iter().flatten() {
-                            local[g] = true;
-                        }
-                    } else if let Some(edge) = one_sided(ct, out) {
-                        edges.push((edge, half, l, k));
-                    }
-                }
+        for (half, l, k, ct) in self.selected_in_order() {
+            let groups = ct.particles().map(group_of);
+            if !groups.iter().flatten().any(|&g| local[g]) {
+                continue;
+            }
+            let out = groups.map(|g| g.is_none_or(|g| !local[g]));
+            if !out.contains(&true) {
+                pairs.push((half, l, k));
+            } else if let Some(edge) = one_sided(ct, out, &self.w) {
+                edges.push((edge, half, l, k));
             }
         }
         let is_local = local;
@@ -166,9 +172,13 @@ impl CableSystem {
 
 /// Contact `ct` with the particles `out` (in the order of
 /// [`Contact::particles`]) held where they are: the whole correction goes
-/// to the others, by their weights and inverse masses (`None`: they have
-/// none).
-fn one_sided(ct: &Contact, out: [bool; 4]) -> Option<Contact> {
+/// to the others, by their weights and inverse masses (`w`, by particle;
+/// `None`: they have none). The held particles count as without mass for
+/// the depth ([`Contact::depth`]): a kept segment pinned at one end
+/// against a held one would else have its free particle undo the pinned
+/// corner's depth through the lever `1/s` (a contact at s = 0.01, 1 mm
+/// deep, moved it 100 mm).
+fn one_sided(ct: &Contact, out: [bool; 4], w: &[f32]) -> Option<Contact> {
     // Each share is `weightᵢ·wᵢ / Σ weight²·w`, so the sum of the kept ones'
     // `weightᵢ·shareᵢ` is the kept part of that sum.
     let weights = ct.weights();
@@ -180,7 +190,17 @@ fn one_sided(ct: &Contact, out: [bool; 4]) -> Option<Contact> {
         return None;
     }
     let share = std::array::from_fn(|m| if out[m] { 0.0 } else { ct.share[m] / kept });
-    Some(Contact { share, ..*ct })
+    // As the selection sets it: bits only when each segment has one.
+    let ids = ct.particles();
+    let mut fixed = (0..4).fold(0, |f, m| f | (((out[m] || w[ids[m]] == 0.0) as u32) << m));
+    if fixed & 3 == 0 || fixed & 12 == 0 {
+        fixed = 0;
+    }
+    Some(Contact {
+        share,
+        fixed,
+        ..*ct
+    })
 }
 
 #[cfg(test)]
@@ -224,7 +244,7 @@ mod tests {
         assert!(depth(&whole) < 1.0e-6, "whole: {}", depth(&whole));
         assert!((0..4).all(|m| whole[m] != x0[m]), "each particle moves");
 
-        let edge = one_sided(&ct, [false, false, true, true]).unwrap();
+        let edge = one_sided(&ct, [false, false, true, true], &w).unwrap();
         let mut held = x0.clone();
         solve_pairs(&[edge], &mut [0.0], &mut held, 0);
         assert!(depth(&held) < 1.0e-6, "one-sided: {}", depth(&held));
@@ -235,6 +255,45 @@ mod tests {
             share: [0.0, 0.0, ct.share[2], ct.share[3]],
             ..ct
         };
-        assert!(one_sided(&w0, [false, false, true, true]).is_none());
+        assert!(one_sided(&w0, [false, false, true, true], &w).is_none());
+    }
+
+    /// A segment pinned at its first particle, its contact with a held one
+    /// 1% of the way from the pin and 1 mm deep: held, the other segment
+    /// counts as a fixed one, so the free particle comes out by its own
+    /// depth (1 mm), not by the pinned corner's through the lever 1/s (it
+    /// moved 100 mm when the held particles still counted as free).
+    #[test]
+    fn a_one_sided_contact_next_to_a_pin_moves_the_free_particle_by_its_own_depth() {
+        let x0 = vec![
+            Vec3::new(-0.5, 0.0, 0.0),
+            Vec3::new(0.5, 0.0, 0.0),
+            Vec3::new(-0.49, 0.01, -0.5),
+            Vec3::new(-0.49, 0.01, 0.5),
+        ];
+        let w = [0.0, 1.0, 1.0, 1.0];
+        let (s, u) = (0.01, 0.5);
+        let mut ct = Contact {
+            pa: 0,
+            pb: 2,
+            n: Vec3::Y,
+            thickness: 0.011,
+            s,
+            u,
+            share: [0.0; 4],
+            fixed: 0,
+        };
+        let weights = ct.weights();
+        let denom: f32 = (0..4).map(|m| weights[m] * weights[m] * w[m]).sum();
+        ct.share = std::array::from_fn(|m| weights[m] * w[m] / denom);
+        let edge = one_sided(&ct, [false, false, true, true], &w).unwrap();
+        let mut x = x0.clone();
+        solve_pairs(&[edge], &mut [0.0], &mut x, 0);
+        assert_eq!((x[0], x[2], x[3]), (x0[0], x0[2], x0[3]));
+        let moved = (x0[1] - x[1]).length();
+        assert!(
+            (moved - 0.001).abs() < 1.0e-4,
+            "the free particle moved {moved} m"
+        );
     }
 }
