@@ -209,33 +209,41 @@ mod tests {
     use super::*;
     use crate::physics::math::Vec3;
 
-    /// Two crossed segments 1 mm too close (A from particle 0 along x, B
-    /// from particle 2 along z, 1 cm above, 1.1 cm thick together): the
-    /// contact solved whole moves both; held on B's side, it moves only
-    /// A, by the whole depth, and B not at all.
-    #[test]
-    fn a_one_sided_contact_moves_only_the_side_it_keeps() {
-        let x0 = vec![
+    /// Segment A from particle 0, 1 m along x from x = −0.5, and B from
+    /// particle 2, 1 m along z at x = `at`, 1 cm above: their contact at
+    /// `s` along A (where B crosses) and B's middle, 1.1 cm thick together
+    /// (1 mm deep), the particles' inverse masses `w`.
+    fn crossed(at: f32, s: f32, w: &[f32; 4]) -> (Vec<Vec3>, Contact) {
+        let x = vec![
             Vec3::new(-0.5, 0.0, 0.0),
             Vec3::new(0.5, 0.0, 0.0),
-            Vec3::new(0.2, 0.01, -0.5),
-            Vec3::new(0.2, 0.01, 0.5),
+            Vec3::new(at, 0.01, -0.5),
+            Vec3::new(at, 0.01, 0.5),
         ];
-        let w = [1.0, 3.0, 2.0, 0.5];
-        let (s, u) = (0.7, 0.5);
         let mut ct = Contact {
             pa: 0,
             pb: 2,
             n: Vec3::Y,
             thickness: 0.011,
             s,
-            u,
+            u: 0.5,
             share: [0.0; 4],
             fixed: 0,
         };
         let weights = ct.weights();
         let denom: f32 = (0..4).map(|m| weights[m] * weights[m] * w[m]).sum();
         ct.share = std::array::from_fn(|m| weights[m] * w[m] / denom);
+        (x, ct)
+    }
+
+    /// Two crossed segments 1 mm too close (A from particle 0 along x, B
+    /// from particle 2 along z, 1 cm above, 1.1 cm thick together): the
+    /// contact solved whole moves both; held on B's side, it moves only
+    /// A, by the whole depth, and B not at all.
+    #[test]
+    fn a_one_sided_contact_moves_only_the_side_it_keeps() {
+        let w = [1.0, 3.0, 2.0, 0.5];
+        let (x0, ct) = crossed(0.2, 0.7, &w);
         let depth = |x: &[Vec3]| ct.depth(x, 0);
         assert!((depth(&x0) - 0.001).abs() < 1.0e-6);
 
@@ -265,27 +273,8 @@ mod tests {
     /// moved 100 mm when the held particles still counted as free).
     #[test]
     fn a_one_sided_contact_next_to_a_pin_moves_the_free_particle_by_its_own_depth() {
-        let x0 = vec![
-            Vec3::new(-0.5, 0.0, 0.0),
-            Vec3::new(0.5, 0.0, 0.0),
-            Vec3::new(-0.49, 0.01, -0.5),
-            Vec3::new(-0.49, 0.01, 0.5),
-        ];
         let w = [0.0, 1.0, 1.0, 1.0];
-        let (s, u) = (0.01, 0.5);
-        let mut ct = Contact {
-            pa: 0,
-            pb: 2,
-            n: Vec3::Y,
-            thickness: 0.011,
-            s,
-            u,
-            share: [0.0; 4],
-            fixed: 0,
-        };
-        let weights = ct.weights();
-        let denom: f32 = (0..4).map(|m| weights[m] * weights[m] * w[m]).sum();
-        ct.share = std::array::from_fn(|m| weights[m] * w[m] / denom);
+        let (x0, ct) = crossed(-0.49, 0.01, &w);
         let edge = one_sided(&ct, [false, false, true, true], &w).unwrap();
         let mut x = x0.clone();
         solve_pairs(&[edge], &mut [0.0], &mut x, 0);
