@@ -92,6 +92,9 @@ pub(super) struct ChainGroup {
     damped: bool,
     /// λ was just reset: the next solve is the substep's first pass.
     lambda_fresh: bool,
+    /// A lane's cable has a radius larger than its segments are long: its
+    /// segments two apart touch even when it lies straight.
+    pub(super) crowded: bool,
 }
 
 /// The rows a group's solve and damping work on: positions and velocities,
@@ -189,6 +192,7 @@ impl ChainGroup {
                     g.rest[k][l] = seg.rest;
                     g.compliance[k][l] = seg.compliance;
                     g.damping[k][l] = props[seg.cable as usize].damping.max(0.0);
+                    g.crowded |= props[seg.cable as usize].radius > seg.rest;
                     g.damped |= g.damping[k][l] > 0.0;
                 }
             }
