@@ -20,7 +20,8 @@
 //! random drops of a cable onto a pinned line (the test
 //! `cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy`),
 //! the median drop's worst link was 113% off before, 1.5% now. Groups that
-//! touch a dynamic body stay out (see
+//! touch a dynamic body or hold a cable of a radius larger than its
+//! segments stay out (see
 //! [`CableSystem::solve_strained_chains`]), a contact with one holds only
 //! the other side, and the passes are for a few cables: at most
 //! [`STRAIN_WORK`] particle solves a substep. Like the coupled bodies'
