@@ -873,13 +873,6 @@ mod capsule_box_tests {
     use super::*;
     use crate::physics::math::{lcg, Quat};
 
-    /// Random capsules near random boxes (rounded or not), in both
-    /// orders: where the cores are apart, the exact closest points are no
-    /// farther apart than the box's distance from 20,001 points sampled
-    /// along the segment, and the manifold agrees with the one built from
-    /// GJK's closest points (the distance's direction between convex shapes
-    /// is unique: normals within 1e-3, separations within 1e-4, the same
-    /// number of points); where they touch or overlap, it is GJK and EPA's.
     /// A thread's segment (a capsule of 1 mm) lying 0.1 mm over a box 200 m
     /// wide, 55 m from its centre: the manifold's normal is the face's, its
     /// point on the box under the segment, 0.9 mm deep. Its direction was
@@ -921,6 +914,13 @@ mod capsule_box_tests {
         }
     }
 
+    /// Random capsules near random boxes (rounded or not), in both
+    /// orders: where the cores are apart, the exact closest points are no
+    /// farther apart than the box's distance from 20,001 points sampled
+    /// along the segment, and the manifold agrees with the one built from
+    /// GJK's closest points (the distance's direction between convex shapes
+    /// is unique: normals within 1e-3, separations within 1e-4, the same
+    /// number of points); where they touch or overlap, it is GJK and EPA's.
     #[test]
     fn capsule_box_matches_brute_force_and_gjk() {
         let mut seed = 11;

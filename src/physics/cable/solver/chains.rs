@@ -92,8 +92,8 @@ pub(super) struct ChainGroup {
     damped: bool,
     /// λ was just reset: the next solve is the substep's first pass.
     lambda_fresh: bool,
-    /// A lane's cable has a radius larger than its segments are long: its
-    /// segments two apart touch even when it lies straight.
+    /// A lane's cable has a collision radius larger than its segments are
+    /// long (`strained.rs` leaves such groups out of its passes).
     pub(super) crowded: bool,
 }
 

@@ -20,8 +20,8 @@
 //! random drops of a cable onto a pinned line (the test
 //! `cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy`),
 //! the median drop's worst link was 113% off before, 1.5% now. Groups that
-//! touch a dynamic body or hold a cable of a radius larger than its
-//! segments stay out (see
+//! touch a dynamic body or hold a cable of a collision radius larger than
+//! its segments stay out (see
 //! [`CableSystem::solve_strained_chains`]), a contact with one holds only
 //! the other side, and the passes are for a few cables: at most
 //! [`STRAIN_WORK`] particle solves a substep. Like the coupled bodies'
@@ -72,13 +72,16 @@ impl CableSystem {
                 touch_dynamic[g] = true;
             }
         }
-        // And so are groups with a cable of a radius larger than its
-        // segments are long: its own contacts pinch it (no state meets
-        // them and its lengths), and driven towards one by many passes
-        // within a substep, such a cable (61 segments of 1.1 cm, 3.4 cm in
-        // radius, thrown at 16 m/s in a random scene) had links 509% long
-        // for a step and 23,000 J of strain energy in a scene of 500 J;
-        // without the extra passes, its strain reads 1,300 J at most.
+        // And so are groups with a cable whose collision radius is larger
+        // than its segments are long: an empirical cut-off. Such a cable's
+        // pairs a few segments apart touch as soon as it bends (those
+        // within its thickness while it lies straight are no pairs), and
+        // driven towards meeting them by many passes within a substep, one
+        // (61 segments of 1.1 cm, 3.4 cm in radius, thrown at 16 m/s in a
+        // random scene) had links 509% long for a step and 23,000 J of
+        // strain energy in a scene of 500 J; without the extra passes, its
+        // strain reads 1,300 J at most. A group is left out whole, its
+        // other cables too.
         for (g, group) in self.groups.iter().enumerate() {
             touch_dynamic[g] |= group.crowded;
         }
