@@ -7,7 +7,7 @@ mod common;
 
 use arbiter::physics::cable::CableSpec;
 use arbiter::physics::{BodySpec, ShapeSpec, Vec3, World};
-use common::{lcg, world};
+use common::{cable_energy, lcg, world};
 
 /// Balls of 0.5–4 kg thrown at 2–20 m/s, without gravity, at a rope
 /// pinned at both ends (2 m, 0.5–1.5 kg, 4–33 segments, threads to 2 cm),
@@ -117,21 +117,6 @@ fn pinned_rope(w: &mut World, z: f32) -> u64 {
     spec.radius = 0.01;
     spec.mass = 0.5;
     w.add_cable(&spec).unwrap()
-}
-
-/// A cable's energy under gravity `g` (along −y): its particles' kinetic
-/// and potential energy and its segments' strain energy (`k·stretch²/2`).
-fn cable_energy(w: &World, id: u64, g: f32) -> f32 {
-    let c = w.cable(id).unwrap();
-    let moving = c.x.iter().zip(&c.v).zip(&c.w).filter(|(_, &wi)| wi > 0.0);
-    let motion: f32 = moving
-        .map(|((x, v), &wi)| (0.5 * v.length_squared() + g * x.y) / wi)
-        .sum();
-    let strain: f32 =
-        c.x.windows(2)
-            .map(|q| 0.5 * c.spec.stiffness * ((q[1] - q[0]).length() - c.rest).powi(2))
-            .sum();
-    motion + strain
 }
 
 /// A body's kinetic and potential energy under gravity `g` (along −y).

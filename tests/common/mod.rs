@@ -175,3 +175,18 @@ pub fn deepest_overlap(w: &World, radius: f64) -> f64 {
     }
     deepest
 }
+
+/// A cable's energy under gravity `g` (along −y): its particles' kinetic
+/// and potential energy and its segments' strain energy (`k·stretch²/2`).
+pub fn cable_energy(w: &World, id: u64, g: f32) -> f32 {
+    let c = w.cable(id).unwrap();
+    let moving = c.x.iter().zip(&c.v).zip(&c.w).filter(|(_, &wi)| wi > 0.0);
+    let motion: f32 = moving
+        .map(|((x, v), &wi)| (0.5 * v.length_squared() + g * x.y) / wi)
+        .sum();
+    let strain: f32 =
+        c.x.windows(2)
+            .map(|q| 0.5 * c.spec.stiffness * ((q[1] - q[0]).length() - c.rest).powi(2))
+            .sum();
+    motion + strain
+}

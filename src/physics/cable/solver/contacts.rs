@@ -172,6 +172,21 @@ fn contact_direction(p: &mut Pair, prev: &[Vec3]) -> (Vec3, f32, f32) {
 }
 
 impl CableSystem {
+    /// The substep's contacts between segments with where they are in
+    /// `selected` (part of the pair list, list, index), in the order a
+    /// regular pass solves them: each side's own lists (0, then 1), then
+    /// the lists across, each over both parts of the pair list.
+    pub(super) fn selected_in_order(
+        &self,
+    ) -> impl Iterator<Item = (usize, usize, usize, &Contact)> + '_ {
+        (0..3).flat_map(move |l| {
+            (0..2).flat_map(move |half| {
+                let list = &self.selected[half][l].list;
+                list.iter().enumerate().map(move |(k, ct)| (half, l, k, ct))
+            })
+        })
+    }
+
     /// Contacts to solve: pairs within a slack of touching once predicted
     /// (the passes move particles by corrections only; one that closes in
     /// later is solved next substep, and crossing is ruled out by the

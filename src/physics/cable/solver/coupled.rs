@@ -357,21 +357,6 @@ impl CableSystem {
         }
     }
 
-    /// The substep's contacts between segments with where they are in
-    /// `selected` (part of the pair list, list, index), in the order a
-    /// regular pass solves them: each side's own lists (0, then 1), then
-    /// the lists across, each over both parts of the pair list.
-    pub(super) fn selected_in_order(
-        &self,
-    ) -> impl Iterator<Item = (usize, usize, usize, &super::contacts::Contact)> + '_ {
-        (0..3).flat_map(move |l| {
-            (0..2).flat_map(move |half| {
-                let list = &self.selected[half][l].list;
-                list.iter().enumerate().map(move |(k, ct)| (half, l, k, ct))
-            })
-        })
-    }
-
     /// The coupled bodies' contacts (one pass; see [`solve_coupled`]):
     /// the deepest a contact was.
     pub(super) fn solve_coupled_pass(&mut self, h: f32) -> f32 {

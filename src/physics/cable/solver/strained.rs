@@ -51,12 +51,12 @@ const STRAIN_WORK: usize = 16_384;
 impl CableSystem {
     /// The extra passes (see the module documentation).
     pub(super) fn solve_strained_chains(&mut self, inv_h2: f32, h: f32, iterations: u32) {
-        // Groups that touch a dynamic body are left out: a body's contacts
-        // solved again each pass would credit it with each push (a box
-        // moved into a pile by an edit was thrown off at 15 m/s), and
-        // solved less often than the chains, the chains would pull their
-        // particles into it.
-        let mut touch_dynamic = vec![false; self.groups.len()];
+        // Groups that touch a dynamic body are left out (`left_out`): a
+        // body's contacts solved again each pass would credit it with each
+        // push (a box moved into a pile by an edit was thrown off at 15
+        // m/s), and solved less often than the chains, the chains would
+        // pull their particles into it.
+        let mut left_out = vec![false; self.groups.len()];
         let table = &self.particle_group;
         let group_of = |i: usize| {
             table
@@ -69,7 +69,7 @@ impl CableSystem {
         let seg_group = |seg: u32| group_of(segs[seg as usize].p as usize);
         for c in self.body_contacts.iter().filter(|c| c.dynamic) {
             if let Some(g) = seg_group(c.seg) {
-                touch_dynamic[g] = true;
+                left_out[g] = true;
             }
         }
         // And so are groups with a cable whose collision radius is larger
@@ -83,13 +83,13 @@ impl CableSystem {
         // strain reads 1,300 J at most. A group is left out whole, its
         // other cables too.
         for (g, group) in self.groups.iter().enumerate() {
-            touch_dynamic[g] |= group.crowded;
+            left_out[g] |= group.crowded;
         }
         // (By halves of the groups, on two threads for large systems.)
         let (x, split) = (&self.x, self.group_split);
         let find = |range: std::ops::Range<usize>| -> Vec<usize> {
             range
-                .filter(|&g| !touch_dynamic[g])
+                .filter(|&g| !left_out[g])
                 .filter(|&g| self.groups[g].worst_residual(x, 0, inv_h2) > STRAIN_TOLERANCE)
                 .collect()
         };
@@ -113,12 +113,12 @@ impl CableSystem {
             is_strained[g] = true;
         }
         // The groups across their contacts with segments join them (but
-        // for those touching a dynamic body).
+        // for those left out).
         let mut local = is_strained.clone();
         for (_, _, _, ct) in self.selected_in_order() {
             let groups = ct.particles().map(group_of);
             if groups.iter().flatten().any(|&g| is_strained[g])
-                && !groups.iter().any(|g| g.is_none_or(|g| touch_dynamic[g]))
+                && !groups.iter().any(|g| g.is_none_or(|g| left_out[g]))
             {
                 for g in groups.into_iter().flatten() {
                     local[g] = true;
