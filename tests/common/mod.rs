@@ -190,3 +190,58 @@ pub fn cable_energy(w: &World, id: u64, g: f32) -> f32 {
             .sum();
     motion + strain
 }
+
+/// A cable (39 segments, 1.4 m) dropped from `y` (its lower end, at
+/// `from_x`) across a line pinned at both ends (60 segments, 2.2 m, from
+/// 2.5 m down to 1.1 m), both of `stiffness`, under gravity.
+#[derive(Clone, Copy, Debug)]
+pub struct LineDrop {
+    pub line_radius: f32,
+    pub line_mass: f32,
+    pub drop_radius: f32,
+    pub drop_mass: f32,
+    pub stiffness: f32,
+    pub from_x: f32,
+    pub y: f32,
+    pub friction: f32,
+}
+
+impl LineDrop {
+    /// What the fall gives, down to the line (at 1.8 m) and 1 m on.
+    pub fn fall(&self) -> f32 {
+        self.drop_mass * 9.81 * (self.y - 1.8 + 1.0)
+    }
+
+    /// 120 steps of the drop: the worst link's strain (|length / rest −
+    /// 1|), the most the energy (kinetic, potential, strain) rose above
+    /// its start, and the particles the fail-safe froze.
+    pub fn run(&self) -> (f32, f32, u64) {
+        let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+        let mut line = CableSpec::new([-0.6, 2.5, 0.0], [-0.6, 1.1, 1.7], 60);
+        line.pinned = vec![0, 60];
+        (line.radius, line.mass, line.stiffness) =
+            (self.line_radius, self.line_mass, self.stiffness);
+        w.add_cable(&line).unwrap();
+        let (x, y) = (self.from_x, self.y);
+        let mut dropped = CableSpec::new([x, y, 0.85], [x - 1.2, y + 0.75, 0.79], 39);
+        (dropped.radius, dropped.mass, dropped.stiffness) =
+            (self.drop_radius, self.drop_mass, self.stiffness);
+        dropped.friction = self.friction;
+        w.add_cable(&dropped).unwrap();
+        let energy =
+            |w: &World| -> f32 { w.cables().iter().map(|c| cable_energy(w, c.id, 9.81)).sum() };
+        let e0 = energy(&w);
+        let (mut worst, mut rise, mut frozen) = (0.0f32, 0.0f32, 0);
+        for _ in 0..120 {
+            w.step();
+            frozen += w.cable_stats.frozen;
+            for c in w.cables() {
+                for q in c.x.windows(2) {
+                    worst = worst.max(((q[1] - q[0]).length() / c.rest - 1.0).abs());
+                }
+            }
+            rise = rise.max(energy(&w) - e0);
+        }
+        (worst, rise, frozen)
+    }
+}

@@ -171,7 +171,10 @@
 //!    lines would touch, the thick-segment CCD of
 //!    [`super::collision::ccd_thick`] finds the time of impact and an
 //!    impulse `−(1 + e)·vₙ / Σ wᵢ²/mᵢ`, split by where the contact lies on
-//!    each segment, stops the approach; a pair that still fails after two
+//!    each segment, stops the approach (segments that begin touching and
+//!    part where they touch, turning about each other, take it where they
+//!    first come within half the distance they began at); a pair that
+//!    still fails after two
 //!    such responses has its four particles held where the substep began (a
 //!    state already proven), and the pairs around them are checked again.
 //!    Pairs outside the list cannot touch while particles stay in their

@@ -289,6 +289,15 @@ impl CableSystem {
     /// impulse that stops the approach along the pair's normal (with
     /// restitution); the particles go on from there with their new
     /// velocities. False when there is nothing to respond with.
+    ///
+    /// Segments that begin the substep touching (a contact holds them at
+    /// their thickness) have their time of impact at the start, where
+    /// their closest points may be parting while their centre lines meet
+    /// later elsewhere, the segments turning about each other: then the
+    /// impact is taken where they first come within half the distance
+    /// they began at, where they approach. Without it, such a pair went
+    /// straight to the fail-safe: of 600 cables dropped on a pinned line,
+    /// 61 drops froze 12,035 particles, now 51 drops 8,932.
     fn respond(&mut self, k: usize, start: &[DVec3; 4], h: f32) -> bool {
         let p = self.pairs[k];
         let end = self.endpoints(&p, &self.x);
@@ -296,34 +305,18 @@ impl CableSystem {
             self.radius(p.a as usize) as f64,
             self.radius(p.b as usize) as f64,
         );
-        let res = thick_edge_edge_ccd(*start, end, ra, rb, 1.0e-4);
-        self.stats.subdivisions += res.subdivisions as u64;
-        let Some(toi) = res.toi else { return false };
-        let t = toi as f32;
-        let at: [DVec3; 4] = std::array::from_fn(|i| start[i].lerp(end[i], toi));
-        let sc = closest_points_segment_segment(at[0], at[1], at[2], at[3]);
-        let (s, u) = (sc.s as f32, sc.t as f32);
-        let gap = (sc.point_b - sc.point_a).as_vec3();
-        // Along the gap when there is one; else the side B started on.
-        let n = if gap.length() > 1.0e-6 && gap.dot(p.n) > 0.0 {
-            gap.normalize()
-        } else {
-            p.n
+        let impact = match self.impact(&p, start, &end, ra, rb, h) {
+            Some(i) if i.t == 0.0 && i.j == 0.0 => {
+                let sc = closest_points_segment_segment(start[0], start[1], start[2], start[3]);
+                let r = 0.25 * sc.distance_squared.sqrt();
+                self.impact(&p, start, &end, r.min(ra), r.min(rb), h)
+            }
+            found => found,
         };
-        let pts = pair_points(&Pair { s, u, ..p });
-        let denom = self.pair_denominator(&pts);
-        if !moves_anything(denom) {
+        let Some(Impact { t, n, pts, j }) = impact.filter(|i| i.j != 0.0) else {
             return false;
-        }
+        };
         let vel = |sys: &Self, i: usize| (sys.x[i] - sys.prev[i]) / h;
-        let vn: f32 = pts
-            .iter()
-            .map(|&(i, wg, sgn)| n.dot(vel(self, i)) * wg * sgn)
-            .sum();
-        if vn >= 0.0 {
-            return false;
-        }
-        let j = -(1.0 + p.e) * vn / denom;
         let mut moved = [None; 4];
         for (m, &(i, wg, sgn)) in pts.iter().enumerate() {
             if self.is_held(i) {
@@ -344,6 +337,63 @@ impl CableSystem {
         }
         true
     }
+
+    /// [`Self::respond`]'s impact at radii `ra`, `rb`; `None` where the
+    /// segments do not come that close, nothing of them moves, or they do
+    /// not approach there. A time of 0 with no approach is reported (its
+    /// impulse 0) for the caller to look again.
+    fn impact(
+        &mut self,
+        p: &Pair,
+        start: &[DVec3; 4],
+        end: &[DVec3; 4],
+        ra: f64,
+        rb: f64,
+        h: f32,
+    ) -> Option<Impact> {
+        let res = thick_edge_edge_ccd(*start, *end, ra, rb, 1.0e-4);
+        self.stats.subdivisions += res.subdivisions as u64;
+        let toi = res.toi?;
+        let t = toi as f32;
+        let at: [DVec3; 4] = std::array::from_fn(|i| start[i].lerp(end[i], toi));
+        let sc = closest_points_segment_segment(at[0], at[1], at[2], at[3]);
+        let (s, u) = (sc.s as f32, sc.t as f32);
+        let gap = (sc.point_b - sc.point_a).as_vec3();
+        // Along the gap when there is one; else the side B started on.
+        let n = if gap.length() > 1.0e-6 && gap.dot(p.n) > 0.0 {
+            gap.normalize()
+        } else {
+            p.n
+        };
+        let pts = pair_points(&Pair { s, u, ..*p });
+        let denom = self.pair_denominator(&pts);
+        if !moves_anything(denom) {
+            return None;
+        }
+        let vel = |sys: &Self, i: usize| (sys.x[i] - sys.prev[i]) / h;
+        let vn: f32 = pts
+            .iter()
+            .map(|&(i, wg, sgn)| n.dot(vel(self, i)) * wg * sgn)
+            .sum();
+        let j = if vn < 0.0 {
+            -(1.0 + p.e) * vn / denom
+        } else if t == 0.0 {
+            0.0
+        } else {
+            return None;
+        };
+        Some(Impact { t, n, pts, j })
+    }
+}
+
+/// Where [`CableSystem::respond`] stops an approach: the time of impact (a
+/// fraction of the substep), the normal, the pair's points and the
+/// impulse.
+struct Impact {
+    t: f32,
+    n: Vec3,
+    pts: [(usize, f32, f32); 4],
+    j: f32,
 }
 
 /// `min over B's endpoints of n·b − max over A's endpoints of n·a`: ≥ 0
