@@ -849,9 +849,10 @@ fn cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy() {
             from_x: x + 0.6,
             y: 1.8 + height,
             friction: r(&mut seed),
+            audit: false,
         };
         let fall = drop.fall();
-        let (worst, rise, frozen) = drop.run();
+        let (worst, rise, frozen, _) = drop.run();
         worst_links.push(worst);
         if frozen == 0 && (worst > 0.1 || rise > 0.02 * fall) {
             failures.push((n, worst, rise / fall));

@@ -204,6 +204,8 @@ pub struct LineDrop {
     pub from_x: f32,
     pub y: f32,
     pub friction: f32,
+    /// With `WorldSettings::cable_audit` (ten times slower).
+    pub audit: bool,
 }
 
 impl LineDrop {
@@ -214,9 +216,11 @@ impl LineDrop {
 
     /// 120 steps of the drop: the worst link's strain (|length / rest −
     /// 1|), the most the energy (kinetic, potential, strain) rose above
-    /// its start, and the particles the fail-safe froze.
-    pub fn run(&self) -> (f32, f32, u64) {
+    /// its start, the particles the fail-safe froze, and (with `audit`)
+    /// the segment pairs whose centre lines touched.
+    pub fn run(&self) -> (f32, f32, u64, u64) {
         let mut w = world(Vec3::new(0.0, -9.81, 0.0));
+        w.settings.cable_audit = self.audit;
         let mut line = CableSpec::new([-0.6, 2.5, 0.0], [-0.6, 1.1, 1.7], 60);
         line.pinned = vec![0, 60];
         (line.radius, line.mass, line.stiffness) =
@@ -231,10 +235,11 @@ impl LineDrop {
         let energy =
             |w: &World| -> f32 { w.cables().iter().map(|c| cable_energy(w, c.id, 9.81)).sum() };
         let e0 = energy(&w);
-        let (mut worst, mut rise, mut frozen) = (0.0f32, 0.0f32, 0);
+        let (mut worst, mut rise, mut frozen, mut crossings) = (0.0f32, 0.0f32, 0, 0);
         for _ in 0..120 {
             w.step();
             frozen += w.cable_stats.frozen;
+            crossings += w.cable_stats.audit_crossings;
             for c in w.cables() {
                 for q in c.x.windows(2) {
                     worst = worst.max(((q[1] - q[0]).length() / c.rest - 1.0).abs());
@@ -242,6 +247,6 @@ impl LineDrop {
             }
             rise = rise.max(energy(&w) - e0);
         }
-        (worst, rise, frozen)
+        (worst, rise, frozen, crossings)
     }
 }

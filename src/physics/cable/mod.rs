@@ -153,7 +153,8 @@
 //!    contacts' last push, 113% for the median of 100 random drops), for a
 //!    few cables at a time (at most 16,384 particle solves a substep); a
 //!    group with a cable touching a dynamic body, or of a collision radius
-//!    larger than its segments, is left out. Each cable's segments are solved together (a Newton step
+//!    larger than its segments while a contact between segments touches
+//!    it, is left out. Each cable's segments are solved together (a Newton step
 //!    on the chain's tridiagonal system), eight runs of cables side by side
 //!    as SIMD vectors (`solver/chains.rs`); the cables are cut into two halves of whole cables, and
 //!    each pass solves the halves side by side (on two threads for large
@@ -171,12 +172,12 @@
 //!    lines would touch, the thick-segment CCD of
 //!    [`super::collision::ccd_thick`] finds the time of impact and an
 //!    impulse `−(1 + e)·vₙ / Σ wᵢ²/mᵢ`, split by where the contact lies on
-//!    each segment, stops the approach (segments that begin touching and
-//!    part where they touch, turning about each other, take it where they
-//!    first come within half the distance they began at); a pair that
-//!    still fails after two
-//!    such responses has its four particles held where the substep began (a
-//!    state already proven), and the pairs around them are checked again.
+//!    each segment, stops the approach (segments that begin within their
+//!    thickness of each other and part there, turning about each other,
+//!    take it where they first come within half the distance they began
+//!    at); a pair that still fails after two such responses has its four
+//!    particles held where the substep began (a state already proven), and
+//!    the pairs around them are checked again.
 //!    Pairs outside the list cannot touch while particles stay in their
 //!    tubes. A particle that ends the substep outside its tube (pushed there
 //!    by the solve, or held back by the fail-safe) gets a new tube from the
