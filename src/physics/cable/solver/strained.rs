@@ -20,9 +20,9 @@
 //! random drops of a cable onto a pinned line (the test
 //! `cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy`),
 //! the median drop's worst link was 113% off before, 1.5% now. Groups that
-//! touch a dynamic body, or hold a cable of a collision radius larger than
-//! its segments while a contact between segments touches them, stay out
-//! (see
+//! touch a dynamic body stay out, those holding a cable of a collision
+//! radius larger than its segments take them as chains alone while a
+//! contact between segments touches them (see
 //! [`CableSystem::solve_strained_chains`]), a contact with one holds only
 //! the other side, and the passes are for a few cables: at most
 //! [`STRAIN_WORK`] particle solves a substep. Like the coupled bodies'
@@ -73,33 +73,23 @@ impl CableSystem {
                 left_out[g] = true;
             }
         }
-        // And so are groups with a cable whose collision radius is larger
-        // than its segments are long, while a contact between segments
-        // touches them: an empirical cut-off. Such a cable's pairs a few
-        // segments apart touch as soon as it bends (those within its
+        // Groups with a cable whose collision radius is larger than its
+        // segments are long take the passes as chains alone while a
+        // contact between segments touches them (`chain_only`: their
+        // contacts held as they are, a contact with another group solved
+        // on that side only): an empirical cut-off. Such a cable's pairs a
+        // few segments apart touch as soon as it bends (those within its
         // thickness while it lies straight are no pairs), and driven
         // towards meeting them by many passes within a substep, one (61
         // segments of 1.1 cm, 3.4 cm in radius, thrown at 16 m/s in a
         // random scene) had links 509% long for a step and 23,000 J of
-        // strain energy in a scene of 500 J; without the extra passes, its
-        // strain reads 1,300 J at most. A group is left out whole, its
-        // other cables too. Without such contacts it is chains alone, whose
-        // passes may leave them far off too: a cable of 54 segments of 3.7
+        // strain energy in a scene of 500 J. Left out instead, the passes
+        // alone left such chains far off: a cable of 54 segments of 3.7
         // cm, 3.9 cm in radius, pinned at one end and thrown at 16 m/s
         // partly away from the pin, ended its first step with a link 211%
         // long (the passes' errors 58%, 103%, 55%, 25% in its first
-        // substep) while it was left out; 2.3% without its radius.
-        if self.groups.iter().any(|g| g.crowded) {
-            let mut touched = vec![false; self.groups.len()];
-            for (_, _, _, ct) in self.selected_in_order() {
-                for g in ct.particles().map(group_of).into_iter().flatten() {
-                    touched[g] = true;
-                }
-            }
-            for (g, group) in self.groups.iter().enumerate() {
-                left_out[g] |= group.crowded && touched[g];
-            }
-        }
+        // substep; 2.3% without its radius), and one bent about its pin
+        // kept links up to 320% long for many steps (a thread's: 21%).
         // (By halves of the groups, on two threads for large systems.)
         let (x, split) = (&self.x, self.group_split);
         let find = |range: std::ops::Range<usize>| -> Vec<usize> {
@@ -123,6 +113,18 @@ impl CableSystem {
         if strained.is_empty() || strained.iter().map(lanes).sum::<usize>() > STRAIN_WORK {
             return;
         }
+        // (Read only once some group is strained.)
+        let mut chain_only = vec![false; self.groups.len()];
+        if self.groups.iter().any(|g| g.crowded) {
+            for (_, _, _, ct) in self.selected_in_order() {
+                for g in ct.particles().map(group_of).into_iter().flatten() {
+                    chain_only[g] = true;
+                }
+            }
+            for (g, group) in self.groups.iter().enumerate() {
+                chain_only[g] &= group.crowded && !left_out[g];
+            }
+        }
         let mut is_strained = vec![false; self.groups.len()];
         for &g in &strained {
             is_strained[g] = true;
@@ -133,7 +135,9 @@ impl CableSystem {
         for (_, _, _, ct) in self.selected_in_order() {
             let groups = ct.particles().map(group_of);
             if groups.iter().flatten().any(|&g| is_strained[g])
-                && !groups.iter().any(|g| g.is_none_or(|g| left_out[g]))
+                && !groups
+                    .iter()
+                    .any(|g| g.is_none_or(|g| left_out[g] || chain_only[g]))
             {
                 for g in groups.into_iter().flatten() {
                     local[g] = true;
@@ -155,7 +159,7 @@ impl CableSystem {
             if !groups.iter().flatten().any(|&g| local[g]) {
                 continue;
             }
-            let out = groups.map(|g| g.is_none_or(|g| !local[g]));
+            let out = groups.map(|g| g.is_none_or(|g| !local[g] || chain_only[g]));
             if !out.contains(&true) {
                 pairs.push((half, l, k));
             } else if let Some(edge) = one_sided(ct, out, &self.w) {
