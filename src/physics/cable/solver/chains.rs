@@ -93,8 +93,8 @@ pub(super) struct ChainGroup {
     /// λ was just reset: the next solve is the substep's first pass.
     lambda_fresh: bool,
     /// A lane's cable has a collision radius larger than its segments are
-    /// long (`strained.rs` gives such groups its passes as chains alone
-    /// while a contact between segments touches them).
+    /// long (`strained.rs` gives such a group its passes without the
+    /// contacts among its own segments while such a contact touches it).
     pub(super) crowded: bool,
 }
 
