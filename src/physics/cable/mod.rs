@@ -152,9 +152,9 @@
 //!    dropped onto a taut line left the line's links stretched by the
 //!    contacts' last push, 113% for the median of 100 random drops), for a
 //!    few cables at a time (at most 16,384 particle solves a substep); a
-//!    group with a cable touching a dynamic body is left out, and one of a
-//!    collision radius larger than its segments takes the passes without
-//!    the contacts among its own segments while such a contact touches it. Each cable's segments are solved together (a Newton step
+//!    group with a cable touching a dynamic body is left out, and contacts
+//!    between two segments of one cable of a collision radius larger than
+//!    its segments are held as they are. Each cable's segments are solved together (a Newton step
 //!    on the chain's tridiagonal system), eight runs of cables side by side
 //!    as SIMD vectors (`solver/chains.rs`); the cables are cut into two halves of whole cables, and
 //!    each pass solves the halves side by side (on two threads for large

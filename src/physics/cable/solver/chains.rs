@@ -92,10 +92,6 @@ pub(super) struct ChainGroup {
     damped: bool,
     /// λ was just reset: the next solve is the substep's first pass.
     lambda_fresh: bool,
-    /// A lane's cable has a collision radius larger than its segments are
-    /// long (`strained.rs` gives such a group its passes without the
-    /// contacts among its own segments while such a contact touches it).
-    pub(super) crowded: bool,
 }
 
 /// The rows a group's solve and damping work on: positions and velocities,
@@ -193,7 +189,6 @@ impl ChainGroup {
                     g.rest[k][l] = seg.rest;
                     g.compliance[k][l] = seg.compliance;
                     g.damping[k][l] = props[seg.cable as usize].damping.max(0.0);
-                    g.crowded |= props[seg.cable as usize].radius > seg.rest;
                     g.damped |= g.damping[k][l] > 0.0;
                 }
             }

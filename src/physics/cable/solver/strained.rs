@@ -21,9 +21,8 @@
 //! `cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy`),
 //! the median drop's worst link was 113% off before, 1.5% now. Groups that
 //! touch a dynamic body stay out (a contact with one holds only the other
-//! side); a group holding a cable of a collision radius larger than its
-//! segments takes the passes without the contacts between its own
-//! segments while such a contact touches it (see
+//! side); contacts between two segments of one cable of a collision radius
+//! larger than its segments are held as they are (see
 //! [`CableSystem::solve_strained_chains`]); and the passes are for a few
 //! cables: at most
 //! [`STRAIN_WORK`] particle solves a substep. Like the coupled bodies'
@@ -74,28 +73,26 @@ impl CableSystem {
                 left_out[g] = true;
             }
         }
-        // A group with a cable whose collision radius is larger than its
-        // segments are long takes the passes without the contacts between
-        // its own segments (any of its cables') while such a contact
-        // touches it (`chain_only`: they are held as they are; its
-        // contacts with other groups are solved as any group's): an
-        // empirical cut-off, for the whole group. Such a cable's pairs a
-        // few segments apart touch as soon as it bends (those within its
-        // thickness while it lies straight are no pairs), and driven
-        // towards meeting them by many passes within a substep, one (61
-        // segments of 1.1 cm, 3.4 cm in radius, thrown at 16 m/s in a
-        // random scene) had links 509% long for a step and 23,000 J of
-        // strain energy in a scene of 500 J. Left out instead, the passes
-        // alone left such chains far off: a cable of 54 segments of 3.7
-        // cm, 3.9 cm in radius, pinned at one end and thrown at 16 m/s
-        // partly away from the pin, ended its first step with a link 211%
-        // long (the passes' errors 58%, 103%, 55%, 25% in its first
-        // substep; 2.3% without its radius), and one bent about its pin
-        // kept links up to 320% long for many steps (a thread's: 21%).
-        // Holding its contacts with other groups too (dropped where the
-        // other group took no part), it moved through the passes as if
-        // nothing touched it: thrown through a pinned line, the fail-safe
-        // froze 1,795 particles and the energy rose by 5,400 J over 418 J.
+        // A contact between two segments of one cable whose collision
+        // radius is larger than its segments are long is held as it is in
+        // these passes (`crowded_self_contact`): an empirical cut-off.
+        // Such a cable's pairs a few segments apart touch as soon as it
+        // bends (those within its thickness while it lies straight are no
+        // pairs), and driven towards meeting them by many passes within a
+        // substep, one (61 segments of 1.1 cm, 3.4 cm in radius, thrown at
+        // 16 m/s in a random scene) had links 509% long for a step and
+        // 23,000 J of strain energy in a scene of 500 J. With its group
+        // left out instead, the passes alone left such chains far off: a
+        // cable of 54 segments of 3.7 cm, 3.9 cm in radius, pinned at one
+        // end and thrown at 16 m/s partly away from the pin, ended its
+        // first step with a link 211% long (the passes' errors 58%, 103%,
+        // 55%, 25% in its first substep; 2.3% without its radius), and one
+        // bent about its pin kept links up to 320% long for many steps (a
+        // thread's: 21%). Holding every contact of its group too (other
+        // cables' in it, and those with groups taking no part), it moved
+        // through the passes as if nothing touched it: thrown through a
+        // pinned line, the fail-safe froze 1,795 particles and the energy
+        // rose by 5,400 J over 418 J.
         // (By halves of the groups, on two threads for large systems.)
         let (x, split) = (&self.x, self.group_split);
         let find = |range: std::ops::Range<usize>| -> Vec<usize> {
@@ -118,18 +115,6 @@ impl CableSystem {
         };
         if strained.is_empty() || strained.iter().map(lanes).sum::<usize>() > STRAIN_WORK {
             return;
-        }
-        // (Read only once some group is strained.)
-        let mut chain_only = vec![false; self.groups.len()];
-        if self.groups.iter().any(|g| g.crowded) {
-            for (_, _, _, ct) in self.selected_in_order() {
-                for g in ct.particles().map(group_of).into_iter().flatten() {
-                    chain_only[g] = true;
-                }
-            }
-            for (g, group) in self.groups.iter().enumerate() {
-                chain_only[g] &= group.crowded && !left_out[g];
-            }
         }
         let mut is_strained = vec![false; self.groups.len()];
         for &g in &strained {
@@ -163,9 +148,10 @@ impl CableSystem {
             if !groups.iter().flatten().any(|&g| local[g]) {
                 continue;
             }
-            // (Held as they are: those within a `chain_only` group.)
-            let own = groups[0].is_some() && groups.iter().all(|g| *g == groups[0]);
-            let out = groups.map(|g| g.is_none_or(|g| !local[g] || (own && chain_only[g])));
+            if self.crowded_self_contact(ct) {
+                continue;
+            }
+            let out = groups.map(|g| g.is_none_or(|g| !local[g]));
             if !out.contains(&true) {
                 pairs.push((half, l, k));
             } else if let Some(edge) = one_sided(ct, out, &self.w) {
@@ -205,6 +191,23 @@ impl CableSystem {
             if worst(self) <= STRAIN_TOLERANCE {
                 break;
             }
+        }
+    }
+
+    /// Whether contact `ct` is between two segments of one cable whose
+    /// collision radius is larger than its segments are long (see
+    /// [`Self::solve_strained_chains`]).
+    fn crowded_self_contact(&self, ct: &Contact) -> bool {
+        // (A contact names each segment by its first particle.)
+        let seg = |p: u32| {
+            let s = self.part_segs[p as usize][1];
+            (s != u32::MAX).then(|| self.segs[s as usize])
+        };
+        match (seg(ct.pa), seg(ct.pb)) {
+            (Some(a), Some(b)) => {
+                a.cable == b.cable && self.props[a.cable as usize].radius > a.rest
+            }
+            _ => false,
         }
     }
 }
