@@ -69,16 +69,16 @@ fn thrown_about_its_pin(radius: f32) -> CableSpec {
 /// A thick cable of short segments (59 of 1.85 cm, 2.7 cm in radius, 2.7
 /// kg, 306 kN/m, from a random scene) pinned at its end and thrown at 16
 /// m/s over a floor: it bends about the pin at once, so contacts between
-/// its own segments touch it, and its chain takes the extra passes alone
-/// (those contacts held as they are). Over 2 s its links stay as close to
-/// their length as a thread's do in the same throw (20.9% and 20.8% at
-/// most, measured: the pull of the swing about the pin), within 25%
-/// more, and the energy (kinetic, potential, strain) never rises above
-/// its start by 1%; no two centre lines touch and the fail-safe holds
-/// nothing. Left out of the extra passes while those contacts touched it,
-/// its links were up to 320% long and the energy rose by 3,600 J over the
-/// 406 J it began with; with its contacts in the extra passes, one such
-/// cable had links 509% long.
+/// its own segments touch it, and it takes the extra passes with those
+/// contacts held as they are (its floor contacts solved). Over 2 s its
+/// links stay as close to their length as a thread's do in the same throw
+/// (20.9% and 20.8% at most, measured: the pull of the swing about the
+/// pin), within 25% more, and the energy (kinetic, potential, strain)
+/// never rises above its start by 1%; no two centre lines touch and the
+/// fail-safe holds nothing. Left out of the extra passes while those
+/// contacts touched it, its links were up to 320% long and the energy
+/// rose by 3,600 J over the 406 J it began with; with its contacts in the
+/// extra passes, one such cable had links 509% long.
 #[test]
 fn a_thick_cable_of_short_segments_bent_about_its_pin_keeps_its_length() {
     // The worst link's strain, the most the energy rose, the energy at the
