@@ -45,6 +45,14 @@ pub(super) const GROUP: usize = 8;
 /// default 1e6 N/m is a hundredfold inside it.
 const MIN_COMPLIANCE: f32 = 1.0e-5;
 
+/// A link's `α̃`, its compliance over `h²` (`inv_h2`), kept at least
+/// [`MIN_COMPLIANCE`] times its particles' inverse masses summed (`ws`):
+/// as the solve takes it and as its residual is read.
+#[inline]
+fn link_alpha(compliance: f32, ws: f32, inv_h2: f32) -> f32 {
+    (compliance * inv_h2).max(MIN_COMPLIANCE * ws)
+}
+
 /// [`ChainGroup::tension_implicit`] works on a lane whose particles' `w·Σc`
 /// (inverse mass times its links' stiffness across them) reaches this:
 /// about `ω²h²/2` of its zigzag, which grows past `2/3`.
@@ -242,7 +250,7 @@ impl ChainGroup {
                     // (No direction: the solve moves nothing there.)
                     continue;
                 }
-                let alpha = (self.compliance[k][l] * inv_h2).max(MIN_COMPLIANCE * ws);
+                let alpha = link_alpha(self.compliance[k][l], ws, inv_h2);
                 worst = worst.max((len - rest + alpha * self.lambda[k][l]).abs() / rest);
             }
         }
@@ -300,7 +308,7 @@ impl ChainGroup {
                 lens[l] = len;
                 let ws = wa[l] + wb[l];
                 let live = (link[l] != 0.0) & (ws != 0.0) & (len >= 1.0e-9);
-                let alpha = (compliance[l] * inv_h2).max(MIN_COMPLIANCE * ws);
+                let alpha = link_alpha(compliance[l], ws, inv_h2);
                 let inv = 1.0 / len;
                 for a in 0..3 {
                     n[a][l] = if live { d[a] * inv } else { 0.0 };

@@ -198,17 +198,11 @@ impl CableSystem {
     /// collision radius is larger than its segments are long (see
     /// [`Self::solve_strained_chains`]).
     fn crowded_self_contact(&self, ct: &Contact) -> bool {
-        // (A contact names each segment by its first particle.)
-        let seg = |p: u32| {
-            let s = self.part_segs[p as usize][1];
-            (s != u32::MAX).then(|| self.segs[s as usize])
-        };
-        match (seg(ct.pa), seg(ct.pb)) {
-            (Some(a), Some(b)) => {
-                a.cable == b.cable && self.props[a.cable as usize].radius > a.rest
-            }
-            _ => false,
-        }
+        // (A contact names each segment by its first particle, whose
+        // second segment slot is that segment.)
+        let seg = |p: u32| self.segs[self.part_segs[p as usize][1] as usize];
+        let (a, b) = (seg(ct.pa), seg(ct.pb));
+        a.cable == b.cable && self.props[a.cable as usize].radius > a.rest
     }
 }
 

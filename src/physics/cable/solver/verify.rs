@@ -310,16 +310,24 @@ impl CableSystem {
             self.radius(p.b as usize) as f64,
         );
         let impact = match self.impact(&p, start, &end, ra, rb, h) {
-            Some(i) if i.t == 0.0 && i.j == 0.0 => {
+            Some(i) if i.t == 0.0 && (i.vn >= 0.0 || i.vn.is_nan()) => {
                 let sc = closest_points_segment_segment(start[0], start[1], start[2], start[3]);
                 let scale = (0.5 * sc.distance_squared.sqrt() / (ra + rb)).min(1.0);
                 self.impact(&p, start, &end, ra * scale, rb * scale, h)
             }
             found => found,
         };
-        let Some(Impact { t, n, pts, j }) = impact.filter(|i| i.j != 0.0) else {
+        let Some(Impact {
+            t,
+            n,
+            pts,
+            vn,
+            denom,
+        }) = impact.filter(|i| i.vn < 0.0)
+        else {
             return false;
         };
+        let j = -(1.0 + p.e) * vn / denom;
         let vel = |sys: &Self, i: usize| (sys.x[i] - sys.prev[i]) / h;
         let mut moved = [None; 4];
         for (m, &(i, wg, sgn)) in pts.iter().enumerate() {
@@ -342,10 +350,9 @@ impl CableSystem {
         true
     }
 
-    /// [`Self::respond`]'s impact at radii `ra`, `rb`; `None` where the
-    /// segments do not come that close, nothing of them moves, or they do
-    /// not approach there. A time of 0 with no approach is reported (its
-    /// impulse 0) for the caller to look again.
+    /// [`Self::respond`]'s impact at radii `ra`, `rb`, approaching or
+    /// not; `None` where the segments do not come that close or nothing of
+    /// them moves.
     fn impact(
         &mut self,
         p: &Pair,
@@ -379,25 +386,25 @@ impl CableSystem {
             .iter()
             .map(|&(i, wg, sgn)| n.dot(vel(self, i)) * wg * sgn)
             .sum();
-        let j = if vn < 0.0 {
-            -(1.0 + p.e) * vn / denom
-        } else if t == 0.0 {
-            0.0
-        } else {
-            return None;
-        };
-        Some(Impact { t, n, pts, j })
+        Some(Impact {
+            t,
+            n,
+            pts,
+            vn,
+            denom,
+        })
     }
 }
 
-/// Where [`CableSystem::respond`] stops an approach: the time of impact (a
-/// fraction of the substep), the normal, the pair's points and the
-/// impulse.
+/// Where [`CableSystem::respond`] would stop an approach: the time of
+/// impact (a fraction of the substep), the normal, the pair's points, the
+/// normal velocity there (approaching below 0) and `Σ wᵢ²/mᵢ`.
 struct Impact {
     t: f32,
     n: Vec3,
     pts: [(usize, f32, f32); 4],
-    j: f32,
+    vn: f32,
+    denom: f32,
 }
 
 /// `min over B's endpoints of n·b − max over A's endpoints of n·a`: ≥ 0
