@@ -126,6 +126,10 @@ fn bad_scenes_fail_with_one_line() {
             r#"{"bodies":[{"shape":{"type":"convex_hull","points":[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]}}]}"#,
             "hull",
         ),
+        (
+            r#"{"cables":[{"from":[0,5,0],"to":[0,5,0.001],"segments":100000}]}"#,
+            "overlap",
+        ),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let p = tmp(&format!("bad{i}.json"));

@@ -572,6 +572,15 @@ async fn every_error_path_returns_its_code() {
             422,
             "invalid_value",
         ),
+        // 100,000 segments wound into a millimetre: 5·10⁹ overlapping
+        // pairs (the process ran out of memory at its first step).
+        (
+            "POST",
+            format!("/v1/worlds/{id}/cables"),
+            Some(r#"{"from":[0,5,0],"to":[0,5,0.001],"segments":100000}"#.into()),
+            409,
+            "limit_reached",
+        ),
     ];
     for (method, path, body, status, code) in cases {
         let (st, text) = http(srv.addr, method, &path, body.as_deref()).await;

@@ -146,6 +146,36 @@ fn hash(c: [i32; 3]) -> u32 {
         ^ (c[2] as u32).wrapping_mul(0xC2B2_AE3D)
 }
 
+/// Pairs of overlapping boxes with at least one of them from `fresh` on,
+/// each once, but those `skip` names; counting stops once past `limit`.
+pub(crate) fn count_overlaps_with(
+    boxes: &[(Vec3, Vec3)],
+    fresh: usize,
+    skip: impl Fn(usize, usize) -> bool,
+    limit: u64,
+) -> u64 {
+    let mut grid = Grid::default();
+    grid.build(boxes, false);
+    let (mut found, mut count) = (Vec::new(), 0u64);
+    for k in fresh..boxes.len() {
+        found.clear();
+        // (Two fresh boxes are counted from the earlier one.)
+        grid.query(
+            &boxes[k],
+            |j| (fresh..=k).contains(&(j as usize)),
+            &mut found,
+        );
+        count += found
+            .iter()
+            .filter(|&&j| !skip(j as usize, k) && overlap(&boxes[j as usize], &boxes[k]))
+            .count() as u64;
+        if count > limit {
+            break;
+        }
+    }
+    count
+}
+
 #[inline]
 pub(crate) fn overlap(a: &(Vec3, Vec3), b: &(Vec3, Vec3)) -> bool {
     a.0.cmple(b.1).all() && b.0.cmple(a.1).all()

@@ -150,6 +150,9 @@ pub struct World {
     pub cable_stats: super::cable::CableStats,
     /// Ids of the cables awake in the last step's cable stage.
     moved_cables: Vec<u64>,
+    /// Overlapping segment pairs the cables added since the last step
+    /// brought (see [`super::cable::MAX_OVERLAPS`]).
+    spawned_overlaps: u64,
 }
 
 impl Default for World {
@@ -197,6 +200,7 @@ impl World {
             sleepers: Default::default(),
             cable_stats: Default::default(),
             moved_cables: Vec::new(),
+            spawned_overlaps: 0,
         }
     }
 
@@ -249,6 +253,9 @@ impl World {
             }
             world.cables.push(cable);
         }
+        world.spawned_overlaps = world
+            .new_cable_overlaps(0)
+            .map_err(|e| format!("cables: {e}"))?;
         // Cables asleep against a dynamic body load awake: the body's
         // supports on them (not in a snapshot) are taken again before they
         // sleep again.
@@ -271,6 +278,13 @@ impl World {
         let cable = Cable::from_spec(spec, id)?;
         // (Appended: the supports' segment numbers hold.)
         self.cables.push(cable);
+        match self.new_cable_overlaps(self.cables.len() - 1) {
+            Ok(n) => self.spawned_overlaps += n,
+            Err(e) => {
+                self.cables.pop();
+                return Err(e);
+            }
+        }
         self.sleepers.invalidate();
         self.next_id += 1;
         Ok(id)
