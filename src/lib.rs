@@ -29,7 +29,8 @@
 //!   - `physics::cable` — cables: XPBD chains, body contacts, and segments
 //!     that never cross (pairs from each particle's tube once per step,
 //!     per-pair separating planes checked every substep, exact edge–edge CCD
-//!     behind them); `cable/pairs.rs` is their grid
+//!     behind them); `cable/pairs.rs` is their grid (and counts the
+//!     overlaps a new cable brings, which a world bounds)
 //!   - `physics::events` — contact begin/end events
 //!   - `physics::scene` — the scene/snapshot format and its validation
 //!   - `physics::ccd_queries` — the `arbiter ccd-queries` runner

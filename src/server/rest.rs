@@ -423,7 +423,7 @@ async fn delete_body(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[utoipa::path(post, path = "/v1/worlds/{world}/cables", tag = "cables", params(("world" = String, Path)), request_body(content = Object, description = "A CableSpec: {from, to, segments, radius, mass, stiffness, damping, pinned, linear_velocity, restitution, friction}"), responses((status = 201, body = Object, description = "The cable: its spec with id and points"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/worlds/{world}/cables", tag = "cables", params(("world" = String, Path)), request_body(content = Object, description = "A CableSpec: {from, to, segments, radius, mass, stiffness, damping, pinned, linear_velocity, restitution, friction}"), responses((status = 201, body = Object, description = "The cable: its spec with id and points"), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The world's cable segment limit, or its limit of overlapping cable segments"), (status = 422, body = ErrorBody)))]
 async fn add_cable(
     State(state): State<AppState>,
     Path(world): Path<String>,
