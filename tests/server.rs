@@ -2,74 +2,21 @@
 
 use arbiter::protocol::binary::BinaryDecoder;
 use arbiter::protocol::ServerMessage;
-use arbiter::server::{run, AppState, Limits};
+use arbiter::server::Limits;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_util::sync::CancellationToken;
+
+#[path = "common/http.rs"]
+mod http_client;
+use http_client::{http, json_req, start, start_with};
 
 /// Tests that measure rates or load a core run one at a time: the test
 /// harness runs tests in parallel on a 2-core machine, and a heavy world in
 /// one test would otherwise slow another test's world.
 static TIMING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-struct Server {
-    addr: SocketAddr,
-    stop: CancellationToken,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn start() -> Server {
-    start_with(Limits::default()).await
-}
-
-async fn start_with(limits: Limits) -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = CancellationToken::new();
-    let state = AppState::new(limits, stop.clone());
-    let s = stop.clone();
-    tokio::spawn(async move {
-        run(listener, state, async move { s.cancelled().await })
-            .await
-            .unwrap();
-    });
-    Server { addr, stop }
-}
-
-/// A minimal HTTP/1.1 client: one request per connection.
-async fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let body = body.unwrap_or("");
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await.unwrap();
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let status: u16 = text[9..12].parse().unwrap();
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|x| x.1.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
-async fn json_req(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let b = body.map(|b| b.to_string());
-    let (st, text) = http(addr, method, path, b.as_deref()).await;
-    (st, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
 
 fn ball_world() -> Value {
     json!({"scene": {"world": {"name": "t", "tick_hz": 60}, "bodies": [

@@ -22,4 +22,4 @@ pub use events::{ContactEvent, ContactEventKind};
 pub use math::{Pose, Quat, Vec3};
 pub use scene::{BodyKind, BodySpec, Scene, ShapeSpec};
 pub use shape::Shape;
-pub use world::{StepProfile, World, WorldSettings};
+pub use world::{StepProfile, World, WorldSettings, MAX_BODY_OVERLAPS};

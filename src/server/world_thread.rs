@@ -264,19 +264,18 @@ impl WorldThread {
                         return false;
                     }
                 }
-                let mut out = Vec::with_capacity(specs.len());
-                for s in &specs {
-                    match self.world.add_body(s) {
-                        Ok(id) => {
-                            let b = self.body(id).expect("just added");
-                            self.spawned.push(b.clone());
-                            out.push(b);
-                        }
-                        Err(e) => {
-                            let _ = r.send(Err(e));
-                            return false;
-                        }
+                let ids = match self.world.add_bodies(&specs) {
+                    Ok(ids) => ids,
+                    Err(e) => {
+                        let _ = r.send(Err(e));
+                        return false;
                     }
+                };
+                let mut out = Vec::with_capacity(ids.len());
+                for id in ids {
+                    let b = self.body(id).expect("just added");
+                    self.spawned.push(b.clone());
+                    out.push(b);
                 }
                 let _ = r.send(Ok(out));
             }

@@ -4,11 +4,9 @@ use super::cable_supports::Pinch;
 use super::continuous::angle_between;
 use super::World;
 use crate::physics::aabb::Aabb;
-use crate::physics::cable::pairs::{count_overlaps_with, overlap};
 use crate::physics::cable::solver::{
     BodyContact, CableSystem, CoupledBody, Extension, HoldBack, Seg, PARALLEL_FROM,
 };
-use crate::physics::cable::{Cable, MAX_OVERLAPS};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -17,9 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A nearest point this close to a segment's end (as a share of its
 /// length) holds that end: it gets no sphere contact of its own.
 const END_SHARE: f32 = 1.0e-3;
-/// Slack (m) of a segment's box when a cable's overlaps are counted
-/// ([`World::cable_overlaps`]): a particle's tube's least.
-const SPAWN_MARGIN: f32 = 0.005;
 
 /// Two contacts of one particle with one body whose normals are this close
 /// (their cosine) are the same constraint.
@@ -98,57 +93,6 @@ impl Move {
 }
 
 impl World {
-    /// The overlapping pairs of segment boxes the cables from `first` on
-    /// (the newest) bring, with each other and the others, or an error
-    /// when the world's would then pass [`MAX_OVERLAPS`] (those of the
-    /// last step and of the cables added since counted as they were then).
-    /// A box is the segment's with its collision radius and
-    /// [`SPAWN_MARGIN`].
-    pub(super) fn new_cable_overlaps(&self, first: usize) -> Result<u64, String> {
-        let seg_box = |c: &Cable, k: usize| {
-            let r = Vec3::splat(c.collision_radius() + SPAWN_MARGIN);
-            let (a, b) = (c.x[k], c.x[k + 1]);
-            (a.min(b) - r, a.max(b) + r)
-        };
-        let boxes_of = |ci: usize| {
-            let c = &self.cables[ci];
-            (0..c.segments()).map(move |k| (seg_box(c, k), (ci, k)))
-        };
-        let (old, new) = (0..first, first..self.cables.len());
-        let Some(region) = new
-            .clone()
-            .flat_map(boxes_of)
-            .map(|(b, _)| b)
-            .reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
-        else {
-            return Ok(0);
-        };
-        // The others' segments within the new ones' reach, then the new
-        // ones'; with each box, its cable and segment.
-        let (mut boxes, mut owner) = (Vec::new(), Vec::new());
-        for (b, o) in old.flat_map(boxes_of).filter(|(b, _)| overlap(b, &region)) {
-            boxes.push(b);
-            owner.push(o);
-        }
-        let fresh = boxes.len();
-        for (b, o) in new.flat_map(boxes_of) {
-            boxes.push(b);
-            owner.push(o);
-        }
-        // Segments that share a particle are no pair.
-        let skip =
-            |j: usize, k: usize| owner[j].0 == owner[k].0 && owner[j].1.abs_diff(owner[k].1) <= 1;
-        let before = self.cable_stats.pairs + self.spawned_overlaps;
-        let limit = MAX_OVERLAPS.saturating_sub(before);
-        let count = count_overlaps_with(&boxes, fresh, skip, limit);
-        if count > limit {
-            return Err(format!(
-                "limit: the new cable segments would overlap in more than {limit} pairs (with each other and the world's cables, which overlap in about {before}); a world's cables may overlap in at most {MAX_OVERLAPS} pairs: cables spawned into each other"
-            ));
-        }
-        Ok(count)
-    }
-
     /// Stage 7: every cable as one particle system (see `cable/mod.rs`):
     /// pairs and body contacts found once per step, then XPBD substeps that
     /// solve segments and contacts and prove that no two segments crossed.

@@ -25,6 +25,8 @@ mod cable_sleep;
 mod cable_supports;
 mod cables;
 mod continuous;
+mod limits;
+pub use limits::MAX_BODY_OVERLAPS;
 mod sleep;
 
 /// Everything that tunes a world's step.
@@ -153,6 +155,12 @@ pub struct World {
     /// Overlapping segment pairs the cables added since the last step
     /// brought (see [`super::cable::MAX_OVERLAPS`]).
     spawned_overlaps: u64,
+    /// Overlapping pairs the bodies added since the last step brought (see
+    /// [`MAX_BODY_OVERLAPS`]).
+    spawned_body_overlaps: u64,
+    /// The last step's broad-phase pairs with a dynamic body, and the tick
+    /// they were counted at.
+    last_body_pairs: Option<(u64, u64)>,
 }
 
 impl Default for World {
@@ -201,6 +209,8 @@ impl World {
             cable_stats: Default::default(),
             moved_cables: Vec::new(),
             spawned_overlaps: 0,
+            spawned_body_overlaps: 0,
+            last_body_pairs: None,
         }
     }
 
@@ -240,6 +250,10 @@ impl World {
                 }
             }
         }
+        let slots: Vec<u32> = world.bodies.iter().map(|(h, _)| h.index).collect();
+        world.spawned_body_overlaps = world
+            .new_body_overlaps(&slots)
+            .map_err(|e| format!("bodies: {e}"))?;
         for (i, spec) in scene.cables.iter().enumerate() {
             let id = spec.id.unwrap_or(world.next_id);
             if world.ids.contains_key(&id) || world.cables.iter().any(|c| c.id == id) || id == 0 {
@@ -405,16 +419,63 @@ impl World {
 
     /// Adds a body; returns its wire id.
     pub fn add_body(&mut self, spec: &BodySpec) -> Result<u64, String> {
-        let id = self.next_id;
-        self.insert_body(spec, id)?;
-        self.next_id += 1;
-        // Sleeping cables it lands in (a static or resting one would not
-        // move, and so not wake them; it takes no hold from any).
-        if let Some(b) = self.body(id) {
-            let around = self.cable_region(b);
-            self.wake_cables_in(&around, false);
+        self.add_bodies(std::slice::from_ref(spec))
+            .map(|ids| ids[0])
+    }
+
+    /// Adds bodies, all or none (ids in order): each as [`Self::add_body`]
+    /// does, and refused together when they would overlap in more pairs
+    /// than the world may hold (`world/limits.rs`).
+    pub fn add_bodies(&mut self, specs: &[BodySpec]) -> Result<Vec<u64>, String> {
+        let first = self.next_id;
+        let mut ids = Vec::with_capacity(specs.len());
+        let mut added = Ok(0);
+        for spec in specs {
+            let id = self.next_id;
+            if let Err(e) = self.insert_body(spec, id) {
+                added = Err(e);
+                break;
+            }
+            self.next_id += 1;
+            ids.push(id);
         }
-        Ok(id)
+        if added.is_ok() {
+            let slots: Vec<u32> = ids.iter().map(|id| self.ids[id].index).collect();
+            added = self.new_body_overlaps(&slots);
+        }
+        match added {
+            Ok(n) => self.spawned_body_overlaps += n,
+            Err(e) => {
+                for &id in &ids {
+                    self.withdraw_body(id);
+                }
+                self.next_id = first;
+                return Err(e);
+            }
+        }
+        // Sleeping cables they land in (a static or resting one would not
+        // move, and so not wake them; it takes no hold from any).
+        for &id in &ids {
+            if let Some(b) = self.body(id) {
+                let around = self.cable_region(b);
+                self.wake_cables_in(&around, false);
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Undoes [`Self::insert_body`] of a body nothing has seen yet.
+    fn withdraw_body(&mut self, id: u64) {
+        let Some(h) = self.ids.remove(&id) else {
+            return;
+        };
+        if self.bodies.get(h).is_some_and(|b| b.shape.is_plane()) {
+            self.planes.retain(|&p| p != h.index);
+        } else {
+            self.broad.remove(h.index);
+        }
+        self.pending_moved.retain(|&m| m != id);
+        self.bodies.remove(h);
     }
 
     fn insert_body(&mut self, spec: &BodySpec, id: u64) -> Result<(), String> {
@@ -660,6 +721,7 @@ impl World {
         self.events.append(&mut self.pending_events);
         self.moved.clear();
         self.moved.append(&mut self.pending_moved);
+        self.spawned_body_overlaps = 0;
 
         let t = Instant::now();
         // 2. Velocities: gravity, forces and damping become per-second

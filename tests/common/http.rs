@@ -1,0 +1,68 @@
+//! A server on port 0 for tests, and a minimal HTTP/1.1 client.
+#![allow(dead_code)]
+
+use arbiter::server::{run, AppState, Limits};
+use serde_json::Value;
+use std::net::SocketAddr;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+pub struct Server {
+    pub addr: SocketAddr,
+    pub stop: CancellationToken,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+pub async fn start() -> Server {
+    start_with(Limits::default()).await
+}
+
+pub async fn start_with(limits: Limits) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    let state = AppState::new(limits, stop.clone());
+    let s = stop.clone();
+    tokio::spawn(async move {
+        run(listener, state, async move { s.cancelled().await })
+            .await
+            .unwrap();
+    });
+    Server { addr, stop }
+}
+
+/// A minimal HTTP/1.1 client: one request per connection.
+pub async fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.unwrap_or("");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.unwrap();
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status: u16 = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+pub async fn json_req(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let b = body.map(|b| b.to_string());
+    let (st, text) = http(addr, method, path, b.as_deref()).await;
+    (st, serde_json::from_str(&text).unwrap_or(Value::Null))
+}

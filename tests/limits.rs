@@ -1,0 +1,167 @@
+//! Cables and bodies spawned into each other: the overlapping pairs a
+//! world's cables may have (`cable::MAX_OVERLAPS`) and its bodies
+//! (`MAX_BODY_OVERLAPS`) are bounded, so that nothing spawned can make a
+//! step handle a number of pairs quadratic in it.
+
+mod common;
+#[path = "common/http.rs"]
+mod http_client;
+
+use arbiter::physics::cable::{CableSpec, MAX_OVERLAPS};
+use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, World, MAX_BODY_OVERLAPS};
+use http_client::{json_req, start};
+use serde_json::{json, Value};
+
+/// Cables that would overlap in billions of pairs (100,000 segments wound
+/// into a millimetre, or 1 m long with a 10 m radius) are refused with a
+/// one-line error, at once; before, the first made the process run out of
+/// memory in its first step. A world that refused one steps on, and a
+/// cable of the same size laid out straight is accepted.
+#[test]
+fn cables_that_would_overlap_in_billions_of_pairs_are_refused() {
+    let mut w = common::on_floor(10.0);
+    let mut fine = CableSpec::new([-1.0, 1.0, 0.0], [1.0, 1.0, 0.0], 20);
+    fine.radius = 0.01;
+    let id = w.add_cable(&fine).unwrap();
+    let wound = CableSpec::new([0.0, 2.0, 0.0], [0.0, 2.0, 1.0e-3], 100_000);
+    let mut thick = CableSpec::new([0.0, 2.0, 0.0], [1.0, 2.0, 0.0], 100_000);
+    thick.radius = 10.0;
+    for spec in [wound, thick] {
+        let err = w.add_cable(&spec).unwrap_err();
+        assert!(
+            err.starts_with("limit: ") && err.contains(&MAX_OVERLAPS.to_string()),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "one line: {err}");
+    }
+    assert_eq!(w.cables().len(), 1, "nothing of the refused cables stays");
+    for _ in 0..30 {
+        w.step();
+    }
+    assert!(w.cable(id).unwrap().x.iter().all(|p| p.is_finite()));
+    // 100,000 segments of 1 cm laid out straight overlap only their
+    // neighbours': accepted.
+    let long = CableSpec::new([-500.0, 3.0, 5.0], [500.0, 3.0, 5.0], 100_000);
+    w.add_cable(&long).unwrap();
+}
+
+/// Cables of 100 segments 0.1 mm long spawned one on another at the same
+/// place (every segment's box overlaps every other's): each brings its
+/// pairs with every one before it, and the world refuses them once the
+/// pairs would pass the limit, counting those of the cables added since
+/// the last step. Cables spawned apart are not refused.
+#[test]
+fn cables_spawned_one_on_another_are_refused_past_the_limit() {
+    let mut w = World::default();
+    let spec = CableSpec::new([0.0, 1.0, 0.0], [0.01, 1.0, 0.0], 100);
+    let mut accepted = 0u64;
+    let err = loop {
+        match w.add_cable(&spec) {
+            Ok(_) => accepted += 1,
+            Err(e) => break e,
+        }
+        assert!(accepted < 1000, "never refused");
+    };
+    assert!(err.starts_with("limit: "), "{err}");
+    // The pairs of k such cables: each one's own (but neighbours), and
+    // 100 · 100 with each other one.
+    let pairs = |k: u64| k * (100 * 99 / 2 - 99) + 10_000 * k * (k - 1) / 2;
+    assert!(
+        pairs(accepted) <= MAX_OVERLAPS && pairs(accepted + 1) > MAX_OVERLAPS,
+        "{accepted} accepted, {} pairs, {} with one more",
+        pairs(accepted),
+        pairs(accepted + 1)
+    );
+    // Apart, at 1 m from each other, none is refused.
+    let mut apart = World::default();
+    for k in 0..200 {
+        let y = 1.0 + k as f32;
+        apart
+            .add_cable(&CableSpec::new([0.0, y, 0.0], [0.5, y, 0.0], 100))
+            .unwrap();
+    }
+}
+
+fn sphere_at(p: [f32; 3]) -> BodySpec {
+    BodySpec::new(ShapeSpec::Sphere { radius: 0.5 }).position(p)
+}
+
+/// Spheres spawned at one point: 1,000 make 499,500 overlapping pairs, and
+/// the next is refused (3,000 took 17.5 s and 3.4 GB for their first step;
+/// 20,000, a world's most, would exhaust the memory). A batch is all or
+/// none. Static bodies overlapping each other do not count, also once a
+/// step has seen them; a body far off is still accepted.
+#[test]
+fn bodies_spawned_at_one_point_are_refused_past_the_limit() {
+    let mut w = World::default();
+    let at = sphere_at([0.0, 1.0, 0.0]);
+    let ids = w.add_bodies(&vec![at.clone(); 1000]).unwrap();
+    assert_eq!(ids.len(), 1000);
+    const { assert!(1000 * 999 / 2 <= MAX_BODY_OVERLAPS && 1001 * 1000 / 2 > MAX_BODY_OVERLAPS) };
+    let err = w.add_body(&at).unwrap_err();
+    assert!(err.starts_with("limit: ") && !err.contains('\n'), "{err}");
+    // All or none: a batch that would pass the limit leaves nothing.
+    let far = sphere_at([100.0, 1.0, 0.0]);
+    let err = w.add_bodies(&[far.clone(), at.clone()]).unwrap_err();
+    assert!(err.starts_with("limit: "), "{err}");
+    assert_eq!(w.body_count(), 1000);
+    let id = w.add_body(&far).unwrap();
+    assert_eq!(id, ids[999] + 1, "ids stay dense");
+
+    let mut statics = World::default();
+    let wall = BodySpec::new(ShapeSpec::Box {
+        half_extents: [1.0, 1.0, 1.0],
+    })
+    .kind(BodyKind::Static);
+    statics.add_bodies(&vec![wall; 1500]).unwrap();
+    statics.step();
+    // A dynamic body among them: 1,500 pairs.
+    statics.add_body(&sphere_at([0.0, 0.5, 0.0])).unwrap();
+}
+
+/// A scene of 1,001 spheres at one point does not load: one line, naming
+/// the bodies.
+#[test]
+fn a_scene_of_bodies_at_one_point_is_refused() {
+    let scene = Scene {
+        world: Default::default(),
+        bodies: vec![sphere_at([0.0, 1.0, 0.0]); 1001],
+        cables: Vec::new(),
+    };
+    let err = World::from_scene(&scene).err().expect("refused");
+    assert!(err.starts_with("bodies: limit: "), "{err}");
+}
+
+/// Over REST, in a paused world: a batch that would pass the limit gets
+/// 409 `limit_reached` with the error shape, and none of it stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_past_the_limit_gets_409_and_leaves_nothing() {
+    let srv = start().await;
+    let (st, w) = json_req(
+        srv.addr,
+        "POST",
+        "/v1/worlds",
+        Some(json!({"scene": {"world": {"name": "t", "tick_hz": 60}}})),
+    )
+    .await;
+    assert_eq!(st, 201, "{w}");
+    let id = w["id"].as_str().unwrap().to_string();
+    let (st, _) = json_req(
+        srv.addr,
+        "PATCH",
+        &format!("/v1/worlds/{id}"),
+        Some(json!({"paused": true})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    let bodies = format!("/v1/worlds/{id}/bodies");
+    let sphere = json!({"shape": {"type": "sphere", "radius": 0.5}, "position": [0, 1, 0]});
+    let batch = |n: usize| Some(json!({"bodies": Value::Array(vec![sphere.clone(); n])}));
+    let (st, v) = json_req(srv.addr, "POST", &bodies, batch(1000)).await;
+    assert_eq!(st, 201, "{v}");
+    let (st, v) = json_req(srv.addr, "POST", &bodies, batch(2)).await;
+    assert_eq!(st, 409, "{v}");
+    assert_eq!(v["error"]["code"], "limit_reached", "{v}");
+    let (_, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    assert_eq!(w["body_count"], 1000, "{w}");
+}
