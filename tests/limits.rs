@@ -119,6 +119,37 @@ fn bodies_spawned_at_one_point_are_refused_past_the_limit() {
     statics.add_body(&sphere_at([0.0, 0.5, 0.0])).unwrap();
 }
 
+/// Spheres spawned apart and then moved to one point, one edit at a time:
+/// the edit that would pass the limit is refused and leaves the body where
+/// it was; before and after a step.
+#[test]
+fn bodies_moved_into_each_other_are_refused_past_the_limit() {
+    let mut w = World::default();
+    let specs: Vec<BodySpec> = (0..1100)
+        .map(|k| sphere_at([(k % 40) as f32 * 2.0, 1.0 + (k / 40) as f32 * 2.0, 0.0]))
+        .collect();
+    let ids = w.add_bodies(&specs).unwrap();
+    let to = arbiter::physics::Vec3::new(0.0, -50.0, 0.0);
+    let mut moved = 0;
+    let err = loop {
+        match w.edit_body(ids[moved], Some(to), None, None, None) {
+            Ok(()) => moved += 1,
+            Err(e) => break e,
+        }
+        if moved == 500 {
+            w.step();
+        }
+    };
+    assert!(err.starts_with("limit: "), "{err}");
+    assert!((999..=1000).contains(&moved), "{moved} moved");
+    let b = w.body(ids[moved]).unwrap();
+    assert!(
+        b.pose.position.y > 0.0,
+        "the refused edit left it: {:?}",
+        b.pose.position
+    );
+}
+
 /// A scene of 1,001 spheres at one point does not load: one line, naming
 /// the bodies.
 #[test]

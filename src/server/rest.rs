@@ -339,7 +339,7 @@ pub(crate) struct PatchBody {
     angular_velocity: Option<[f32; 3]>,
 }
 
-#[utoipa::path(patch, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), request_body = PatchBody, responses((status = 200, body = Object, description = "The Body"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(patch, path = "/v1/worlds/{world}/bodies/{id}", tag = "bodies", params(("world" = String, Path), ("id" = u64, Path)), request_body = PatchBody, responses((status = 200, body = Object, description = "The Body"), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The move would pass the world's limit of overlapping bodies"), (status = 422, body = ErrorBody)))]
 async fn patch_body(
     State(state): State<AppState>,
     Path((world, id)): Path<(String, String)>,

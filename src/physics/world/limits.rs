@@ -98,17 +98,26 @@ impl World {
     }
 
     pub(super) fn new_body_overlaps(&mut self, new: &[u32]) -> Result<u64, String> {
+        let boxed: Vec<(u32, (Vec3, Vec3))> = new
+            .iter()
+            .filter_map(|&i| self.broad.aabb(i).map(|b| (i, (b.min, b.max))))
+            .collect();
+        self.body_overlaps(&boxed)
+    }
+
+    /// [`Self::new_body_overlaps`] of bodies (slots) with the boxes given
+    /// (a body about to be moved: where it will be).
+    pub(super) fn body_overlaps(&mut self, new: &[(u32, (Vec3, Vec3))]) -> Result<u64, String> {
         let before = self.body_pairs_of_last_step() + self.spawned_body_overlaps;
         let dynamic = |i: u32| self.bodies.by_index(i).is_some_and(|b| b.is_dynamic());
-        let boxed = |i: u32| self.broad.aabb(i).map(|b| (b.min, b.max));
         let Some(region) = new
             .iter()
-            .filter_map(|&i| boxed(i))
+            .map(|&(_, b)| b)
             .reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
         else {
             return Ok(0);
         };
-        let mut sorted = new.to_vec();
+        let mut sorted: Vec<u32> = new.iter().map(|&(i, _)| i).collect();
         sorted.sort_unstable();
         let is_new = |i: u32| sorted.binary_search(&i).is_ok();
         // The others within the new ones' reach, then the new ones; with
@@ -118,17 +127,16 @@ impl World {
             if is_new(h.index) {
                 continue;
             }
-            if let Some(b) = boxed(h.index).filter(|b| overlap(b, &region)) {
+            let b = self.broad.aabb(h.index).map(|b| (b.min, b.max));
+            if let Some(b) = b.filter(|b| overlap(b, &region)) {
                 boxes.push(b);
                 owner.push(h.index);
             }
         }
         let fresh = boxes.len();
-        for &i in new {
-            if let Some(b) = boxed(i) {
-                boxes.push(b);
-                owner.push(i);
-            }
+        for &(i, b) in new {
+            boxes.push(b);
+            owner.push(i);
         }
         let skip = |j: usize, k: usize| !dynamic(owner[j]) && !dynamic(owner[k]);
         let limit = MAX_BODY_OVERLAPS.saturating_sub(before);

@@ -558,7 +558,7 @@ impl World {
             .ok_or_else(|| format!("body {id} not found"))?;
         // Where it may reach cables before the move.
         let before = self.cable_region(self.bodies.get(h).expect("id map and arena agree"));
-        let b = self.bodies.get_mut(h).expect("id map and arena agree");
+        let b = self.bodies.get(h).expect("id map and arena agree");
         if b.is_static() && (linear_velocity.is_some() || angular_velocity.is_some()) {
             return Err("a static body has no velocity; make it kinematic".into());
         }
@@ -569,6 +569,14 @@ impl World {
         if let Some(q) = rotation {
             pose.rotation = q.normalize();
         }
+        // Moved into other bodies: counted as a body added there
+        // (`world/limits.rs`).
+        if (position.is_some() || rotation.is_some()) && !b.shape.is_plane() {
+            let aabb = b.shape.aabb(&pose).expanded(self.settings.aabb_margin);
+            let n = self.body_overlaps(&[(h.index, (aabb.min, aabb.max))])?;
+            self.spawned_body_overlaps += n;
+        }
+        let b = self.bodies.get_mut(h).expect("id map and arena agree");
         b.set_pose(pose);
         if let Some(v) = linear_velocity {
             b.linear_velocity = v;
