@@ -82,6 +82,30 @@ fn cables_spawned_one_on_another_are_refused_past_the_limit() {
     }
 }
 
+/// Cables spawned moving are counted where a step takes them: 10,000
+/// segments of 1 cm thrown along themselves at 10 km/s (each segment's
+/// box over a step is 167 m long), or aimed at their middle, are refused
+/// (the first made a step list 27.8 million pairs in 3.3 GB; at 100,000
+/// segments it ran out of memory); the same cable at 10 m/s is accepted.
+#[test]
+fn fast_cables_are_counted_where_the_step_takes_them() {
+    let mut w = World::default();
+    let mut thrown = CableSpec::new([0.0, 1.0, 0.0], [100.0, 1.0, 0.0], 10_000);
+    thrown.linear_velocity = [1.0e4, 0.0, 0.0];
+    let err = w.add_cable(&thrown).unwrap_err();
+    assert!(err.starts_with("limit: "), "{err}");
+    let mut converging = CableSpec::new([0.0, 1.0, 0.0], [10.0, 1.0, 0.0], 10_000);
+    converging.velocities = Some(
+        (0..=10_000)
+            .map(|i| [(5.0 - i as f32 * 1.0e-3) * 60.0, 0.0, 0.0])
+            .collect(),
+    );
+    let err = w.add_cable(&converging).unwrap_err();
+    assert!(err.starts_with("limit: "), "{err}");
+    thrown.linear_velocity = [10.0, 0.0, 0.0];
+    w.add_cable(&thrown).unwrap();
+}
+
 fn sphere_at(p: [f32; 3]) -> BodySpec {
     BodySpec::new(ShapeSpec::Sphere { radius: 0.5 }).position(p)
 }
@@ -89,34 +113,80 @@ fn sphere_at(p: [f32; 3]) -> BodySpec {
 /// Spheres spawned at one point: 1,000 make 499,500 overlapping pairs, and
 /// the next is refused (3,000 took 17.5 s and 3.4 GB for their first step;
 /// 20,000, a world's most, would exhaust the memory). A batch is all or
-/// none. Static bodies overlapping each other do not count, also once a
-/// step has seen them; a body far off is still accepted.
+/// none, and the bodies added after it keep their order. Static bodies
+/// count too (the broad phase lists their pairs: 8,000 at one point took
+/// 2.3 GB), and so do planes, each with every other body.
 #[test]
 fn bodies_spawned_at_one_point_are_refused_past_the_limit() {
     let mut w = World::default();
+    // A refused batch first: nothing of it stays, and what comes next is
+    // listed in order.
     let at = sphere_at([0.0, 1.0, 0.0]);
-    let ids = w.add_bodies(&vec![at.clone(); 1000]).unwrap();
-    assert_eq!(ids.len(), 1000);
-    const { assert!(1000 * 999 / 2 <= MAX_BODY_OVERLAPS && 1001 * 1000 / 2 > MAX_BODY_OVERLAPS) };
-    let err = w.add_body(&at).unwrap_err();
+    let err = w.add_bodies(&vec![at.clone(); 1001]).unwrap_err();
     assert!(err.starts_with("limit: ") && !err.contains('\n'), "{err}");
-    // All or none: a batch that would pass the limit leaves nothing.
+    assert_eq!(w.body_count(), 0);
+    let ids = w.add_bodies(&vec![at.clone(); 1000]).unwrap();
+    const { assert!(1000 * 999 / 2 <= MAX_BODY_OVERLAPS && 1001 * 1000 / 2 > MAX_BODY_OVERLAPS) };
+    let listed: Vec<u64> = w.bodies().map(|b| b.id).collect();
+    assert_eq!(listed, ids, "in order");
+    assert!(w.add_body(&at).unwrap_err().starts_with("limit: "));
     let far = sphere_at([100.0, 1.0, 0.0]);
-    let err = w.add_bodies(&[far.clone(), at.clone()]).unwrap_err();
-    assert!(err.starts_with("limit: "), "{err}");
+    assert!(w.add_bodies(&[far.clone(), at.clone()]).is_err());
     assert_eq!(w.body_count(), 1000);
-    let id = w.add_body(&far).unwrap();
-    assert_eq!(id, ids[999] + 1, "ids stay dense");
+    assert_eq!(w.add_body(&far).unwrap(), ids[999] + 1, "ids stay dense");
 
-    let mut statics = World::default();
     let wall = BodySpec::new(ShapeSpec::Box {
         half_extents: [1.0, 1.0, 1.0],
     })
     .kind(BodyKind::Static);
-    statics.add_bodies(&vec![wall; 1500]).unwrap();
+    let mut statics = World::default();
+    statics.add_bodies(&vec![wall.clone(); 1000]).unwrap();
     statics.step();
-    // A dynamic body among them: 1,500 pairs.
-    statics.add_body(&sphere_at([0.0, 0.5, 0.0])).unwrap();
+    assert!(statics.add_body(&wall).unwrap_err().starts_with("limit: "));
+
+    let plane = BodySpec::new(ShapeSpec::Plane {
+        normal: [0.0, 1.0, 0.0],
+        offset: 0.0,
+    })
+    .kind(BodyKind::Static);
+    let mut planes = World::default();
+    let apart: Vec<BodySpec> = (0..1000)
+        .map(|k| sphere_at([k as f32 * 2.0, 0.5, 0.0]))
+        .collect();
+    planes.add_bodies(&apart).unwrap();
+    planes.add_bodies(&vec![plane; 500]).unwrap();
+    let err = planes.add_bodies(&apart[..1]).unwrap_err();
+    assert!(err.starts_with("limit: "), "{err}");
+}
+
+/// Bodies spawned apart but fast are counted where the next step takes
+/// them: 2,000 spheres of 5 cm, 12 cm apart in a row, thrown along it at
+/// 10 km/s (the step's swept boxes made 1.8 million contacts, 2.4 s and
+/// 1.25 GB) are refused; at 1 m/s they are accepted. An edit that gives
+/// one body such a speed counts likewise.
+#[test]
+fn fast_bodies_are_counted_where_the_step_takes_them() {
+    let row = |speed: f32| -> Vec<BodySpec> {
+        (0..2000)
+            .map(|k| {
+                BodySpec::new(ShapeSpec::Sphere { radius: 0.05 })
+                    .position([k as f32 * 0.12, 1.0, 0.0])
+                    .linear_velocity([speed, 0.0, 0.0])
+            })
+            .collect()
+    };
+    let mut w = World::default();
+    assert!(w
+        .add_bodies(&row(1.0e4))
+        .unwrap_err()
+        .starts_with("limit: "));
+    let ids = w.add_bodies(&row(1.0)).unwrap();
+    let fast = arbiter::physics::Vec3::new(1.0e4, 0.0, 0.0);
+    // One body swept through 1,400 others at a time: about 350 edits in.
+    let refused = ids
+        .iter()
+        .position(|&id| w.edit_body(id, None, None, Some(fast), None).is_err());
+    assert!(refused.is_some(), "some edit refused");
 }
 
 /// Spheres spawned apart and then moved to one point, one edit at a time:

@@ -254,16 +254,17 @@ pub const MIN_THICKNESS: f64 = 1.0e-3;
 /// Most segments in one cable.
 pub const MAX_SEGMENTS: u32 = 100_000;
 
-/// Most pairs of overlapping segment boxes (each segment's box with its
-/// collision radius) a world's cables may have when a cable joins,
-/// counting the pairs of the last step and those of the cables added since
-/// (about seven times the packed 50,000-segment heap's 600,000). The step's
-/// broad phase lists every such pair: cables spawned into each other can
-/// make a number quadratic in their segments (one cable of 100,000
-/// segments wound into a ball, 5·10⁹), which exhausted the memory and
-/// took the whole server down. A cable past the limit is refused
+/// Most pairs of segments whose boxes over a step overlap (each segment's
+/// box around where its ends are and where their velocity takes them in a
+/// step, with its collision radius and a tube's slack) a world's cables may
+/// have when a cable joins: about three times the settled
+/// 200,000-segment heap's (a world's most over REST). The step's broad
+/// phase lists every such pair: cables spawned into each other can make a
+/// number quadratic in their segments (one cable of 100,000 segments
+/// wound into a ball, 5·10⁹), which exhausted the memory and took the
+/// whole server down. A cable past the limit is refused
 /// ([`crate::physics::World::add_cable`]).
-pub const MAX_OVERLAPS: u64 = 4_000_000;
+pub const MAX_OVERLAPS: u64 = 8_000_000;
 
 /// A cable as a scene or the REST API describes it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

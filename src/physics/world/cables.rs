@@ -97,7 +97,6 @@ impl World {
     /// pairs and body contacts found once per step, then XPBD substeps that
     /// solve segments and contacts and prove that no two segments crossed.
     pub(super) fn step_cables(&mut self, dt: f32) {
-        self.spawned_overlaps = 0;
         self.cable_rest_speed.clear();
         self.moved_cables.clear();
         self.cable_sleep_links.clear();

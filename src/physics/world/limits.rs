@@ -9,43 +9,53 @@ use crate::physics::cable::{Cable, MAX_OVERLAPS};
 use crate::physics::math::Vec3;
 
 /// Slack (m) of a segment's box when a cable's overlaps are counted
-/// ([`World::new_cable_overlaps`]): a particle's tube's least.
+/// ([`World::check_new_cables`]): a particle's tube's least.
 const SPAWN_MARGIN: f32 = 0.005;
 
-/// Most pairs of bodies, one of them dynamic, whose boxes (with the
-/// broad phase's margin) overlap, that a world may have when a body joins:
-/// the pairs of the last step's broad phase (any two boxes) and those of
-/// the bodies added since. 20,000 boxes (a world's most by default) in a tight lattice make
+/// Most pairs of bodies whose boxes (with the broad phase's margin, and
+/// their motion over a step) overlap, and of planes and other bodies, that
+/// a world may have when a body joins or is moved: the pairs of the last
+/// step's broad phase and those of the bodies added or moved since. 20,000 boxes (a world's most by default) in a tight lattice make
 /// about 260,000; 1,000 spheres spawned at one point, 500,000, and their
 /// first step took 1 s and 390 MB; 3,000 took 17.5 s and 3.4 GB, and
 /// 20,000 would exhaust the memory and take the server down.
 pub const MAX_BODY_OVERLAPS: u64 = 500_000;
 
 impl World {
-    /// The overlapping pairs of segment boxes the cables from `first` on
-    /// (the newest) bring, with each other and the others, or an error
-    /// when the world's would then pass [`MAX_OVERLAPS`] (those of the
-    /// last step and of the cables added since counted as they were then).
-    /// A box is the segment's with its collision radius and
-    /// [`SPAWN_MARGIN`].
-    pub(super) fn new_cable_overlaps(&self, first: usize) -> Result<u64, String> {
-        let seg_box = |c: &Cable, k: usize| {
-            let r = Vec3::splat(c.collision_radius() + SPAWN_MARGIN);
-            let (a, b) = (c.x[k], c.x[k + 1]);
-            (a.min(b) - r, a.max(b) + r)
-        };
+    /// The box segment `k` of `c` may sweep in a step of `dt` as the
+    /// step's broad phase sees it: both ends where they are and where their
+    /// velocity takes them, with the collision radius, [`SPAWN_MARGIN`] and
+    /// a tenth of the displacement (a tube's slack).
+    fn segment_sweep(c: &Cable, k: usize, dt: f32) -> (Vec3, Vec3) {
+        let (a, b) = (c.x[k], c.x[k + 1]);
+        let (da, db) = (c.v[k] * dt, c.v[k + 1] * dt);
+        let slack = c.collision_radius() + SPAWN_MARGIN + 0.1 * da.length().max(db.length());
+        let lo = a.min(b).min(a + da).min(b + db);
+        let hi = a.max(b).max(a + da).max(b + db);
+        (lo - Vec3::splat(slack), hi + Vec3::splat(slack))
+    }
+
+    /// The overlapping pairs of segment sweeps ([`Self::segment_sweep`])
+    /// among the cables `old` with those of `new` (each pair with one from
+    /// `new`, once), counted up to past `limit`.
+    fn count_cable_overlaps(
+        &self,
+        old: std::ops::Range<usize>,
+        new: std::ops::Range<usize>,
+        limit: u64,
+    ) -> u64 {
+        let dt = self.settings.dt;
         let boxes_of = |ci: usize| {
             let c = &self.cables[ci];
-            (0..c.segments()).map(move |k| (seg_box(c, k), (ci, k)))
+            (0..c.segments()).map(move |k| (Self::segment_sweep(c, k, dt), (ci, k)))
         };
-        let (old, new) = (0..first, first..self.cables.len());
         let Some(region) = new
             .clone()
             .flat_map(boxes_of)
             .map(|(b, _)| b)
             .reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
         else {
-            return Ok(0);
+            return 0;
         };
         // The others' segments within the new ones' reach, then the new
         // ones'; with each box, its cable and segment.
@@ -62,90 +72,162 @@ impl World {
         // Segments that share a particle are no pair.
         let skip =
             |j: usize, k: usize| owner[j].0 == owner[k].0 && owner[j].1.abs_diff(owner[k].1) <= 1;
-        let before = self.cable_stats.pairs + self.spawned_overlaps;
+        count_overlaps_with(&boxes, fresh, skip, limit)
+    }
+
+    /// The cables from `first` on (the newest) join if the world's
+    /// overlapping segment sweeps stay within [`MAX_OVERLAPS`]: those of
+    /// the cables before them are counted in full once a step (at the
+    /// first cable added after it, or after one was removed), then kept up
+    /// by each cable added.
+    pub(super) fn check_new_cables(&mut self, first: usize) -> Result<(), String> {
+        let before = match self.cable_overlap_count {
+            Some((tick, n)) if tick == self.tick => n,
+            _ => self.count_cable_overlaps(0..0, 0..first, MAX_OVERLAPS),
+        };
         let limit = MAX_OVERLAPS.saturating_sub(before);
-        let count = count_overlaps_with(&boxes, fresh, skip, limit);
+        let count = self.count_cable_overlaps(0..first, first..self.cables.len(), limit);
         if count > limit {
             return Err(format!(
-                "limit: the new cable segments would overlap in more than {limit} pairs (with each other and the world's cables, which overlap in about {before}); a world's cables may overlap in at most {MAX_OVERLAPS} pairs: cables spawned into each other"
+                "limit: the new cable segments would overlap in more than {limit} pairs (with each other and the world's cables, which overlap in {before}); a world's cables may overlap in at most {MAX_OVERLAPS} pairs: cables spawned into each other, fast, or thick for their segments' length"
             ));
         }
-        Ok(count)
+        self.cable_overlap_count = Some((self.tick, before + count));
+        Ok(())
     }
 
-    /// The pairs of overlapping boxes, one of them dynamic, that the bodies
-    /// of `new` (slots, just inserted) bring, with each other and the
-    /// world's bodies, or an error when the world's would then pass
-    /// [`MAX_BODY_OVERLAPS`] (those of the last step's broad phase and of
-    /// the bodies added since counted as they were then). Planes are not
-    /// counted: a body has at most one pair with each.
-    /// The last step's broad-phase pairs with a dynamic body (counted once
-    /// a step, at the first body added after it).
-    fn body_pairs_of_last_step(&mut self) -> u64 {
-        if let Some((tick, n)) = self.last_body_pairs {
-            if tick == self.tick {
-                return n;
-            }
-        }
-        let dynamic = |i: u32| self.bodies.by_index(i).is_some_and(|b| b.is_dynamic());
-        let n = self
-            .broad
-            .pairs()
-            .filter(|&(a, b)| dynamic(a) || dynamic(b))
-            .count() as u64;
-        self.last_body_pairs = Some((self.tick, n));
-        n
+    /// The box body `i` may sweep in the next step: `aabb` (its broad-phase
+    /// box) and that box moved by its velocity over the step.
+    fn body_sweep(&self, i: u32, aabb: (Vec3, Vec3)) -> (Vec3, Vec3) {
+        let d = self
+            .bodies
+            .by_index(i)
+            .map_or(Vec3::ZERO, |b| b.linear_velocity * self.settings.dt);
+        (aabb.0.min(aabb.0 + d), aabb.1.max(aabb.1 + d))
     }
 
+    /// The pairs the bodies of `new` (slots, just inserted) bring, with
+    /// each other and the world's bodies, or an error when the world's
+    /// would then pass [`MAX_BODY_OVERLAPS`]: each two whose boxes over
+    /// the next step overlap ([`Self::body_overlaps`]), and each plane with
+    /// each other body.
     pub(super) fn new_body_overlaps(&mut self, new: &[u32]) -> Result<u64, String> {
+        let is_plane = |i: u32| self.bodies.by_index(i).is_some_and(|b| b.shape.is_plane());
+        let new_planes = new.iter().filter(|&&i| is_plane(i)).count() as u64;
+        let (planes, all) = (self.planes.len() as u64, self.bodies.len() as u64);
+        let plane_pairs = new_planes * (all - planes) + (new.len() as u64 - new_planes) * planes;
         let boxed: Vec<(u32, (Vec3, Vec3))> = new
             .iter()
-            .filter_map(|&i| self.broad.aabb(i).map(|b| (i, (b.min, b.max))))
+            .filter_map(|&i| {
+                let b = self.broad.aabb(i)?;
+                Some((i, self.body_sweep(i, (b.min, b.max))))
+            })
             .collect();
-        self.body_overlaps(&boxed)
+        self.body_overlaps(&boxed, plane_pairs)
     }
 
-    /// [`Self::new_body_overlaps`] of bodies (slots) with the boxes given
-    /// (a body about to be moved: where it will be).
-    pub(super) fn body_overlaps(&mut self, new: &[(u32, (Vec3, Vec3))]) -> Result<u64, String> {
-        let before = self.body_pairs_of_last_step() + self.spawned_body_overlaps;
-        let dynamic = |i: u32| self.bodies.by_index(i).is_some_and(|b| b.is_dynamic());
-        let Some(region) = new
+    /// The pairs of bodies (slots) with the boxes given (a body about to be
+    /// moved: where it will be) whose boxes overlap, with each other and
+    /// the world's bodies, and `extra` more, or an error when the world's
+    /// would then pass [`MAX_BODY_OVERLAPS`] (those of the last step's
+    /// broad phase and of the bodies added or moved since counted as they
+    /// were then).
+    pub(super) fn body_overlaps(
+        &mut self,
+        new: &[(u32, (Vec3, Vec3))],
+        extra: u64,
+    ) -> Result<u64, String> {
+        let before = self.broad.pair_count() as u64 + self.spawned_body_overlaps;
+        let limit = MAX_BODY_OVERLAPS.saturating_sub(before);
+        let mut count = extra;
+        if let Some(region) = new
             .iter()
             .map(|&(_, b)| b)
             .reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
-        else {
-            return Ok(0);
-        };
-        let mut sorted: Vec<u32> = new.iter().map(|&(i, _)| i).collect();
-        sorted.sort_unstable();
-        let is_new = |i: u32| sorted.binary_search(&i).is_ok();
-        // The others within the new ones' reach, then the new ones; with
-        // each box, its body's slot.
-        let (mut boxes, mut owner) = (Vec::new(), Vec::new());
-        for (h, _) in self.bodies.iter() {
-            if is_new(h.index) {
-                continue;
+        {
+            let mut sorted: Vec<u32> = new.iter().map(|&(i, _)| i).collect();
+            sorted.sort_unstable();
+            let is_new = |i: u32| sorted.binary_search(&i).is_ok();
+            // The others within the new ones' reach, then the new ones.
+            let mut boxes = Vec::new();
+            for (h, _) in self.bodies.iter() {
+                if is_new(h.index) {
+                    continue;
+                }
+                let b = self.broad.aabb(h.index).map(|b| (b.min, b.max));
+                if let Some(b) = b.filter(|b| overlap(b, &region)) {
+                    boxes.push(b);
+                }
             }
-            let b = self.broad.aabb(h.index).map(|b| (b.min, b.max));
-            if let Some(b) = b.filter(|b| overlap(b, &region)) {
-                boxes.push(b);
-                owner.push(h.index);
-            }
+            let fresh = boxes.len();
+            boxes.extend(new.iter().map(|&(_, b)| b));
+            let room = limit.saturating_sub(count);
+            count += count_overlaps_with(&boxes, fresh, |_, _| false, room);
         }
-        let fresh = boxes.len();
-        for &(i, b) in new {
-            boxes.push(b);
-            owner.push(i);
-        }
-        let skip = |j: usize, k: usize| !dynamic(owner[j]) && !dynamic(owner[k]);
-        let limit = MAX_BODY_OVERLAPS.saturating_sub(before);
-        let count = count_overlaps_with(&boxes, fresh, skip, limit);
         if count > limit {
             return Err(format!(
-                "limit: the new bodies would overlap in more than {limit} pairs (with each other and the world's bodies, which overlap in about {before}); a world's bodies may overlap in at most {MAX_BODY_OVERLAPS} pairs: bodies spawned into each other"
+                "limit: the new bodies would overlap in more than {limit} pairs (with each other and the world's bodies, which overlap in about {before}); a world's bodies may overlap in at most {MAX_BODY_OVERLAPS} pairs: bodies spawned into each other or fast"
             ));
         }
         Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::cable::CableSpec;
+
+    /// Every pair of segment sweeps that overlap, by brute force.
+    fn all_overlaps(w: &World) -> u64 {
+        let dt = w.settings.dt;
+        let mut segs = Vec::new();
+        for (ci, c) in w.cables.iter().enumerate() {
+            for k in 0..c.segments() {
+                segs.push((ci, k, World::segment_sweep(c, k, dt)));
+            }
+        }
+        let mut n = 0;
+        for (i, a) in segs.iter().enumerate() {
+            for b in &segs[i + 1..] {
+                let neighbours = a.0 == b.0 && a.1.abs_diff(b.1) <= 1;
+                n += (!neighbours && overlap(&a.2, &b.2)) as u64;
+            }
+        }
+        n
+    }
+
+    /// The world's count of its cables' overlaps is, after a step (and
+    /// after a removal), all of them counted again: not the step's pairs,
+    /// which its filter thins out (so cables added step after step were
+    /// each let in as if the others had fewer); then each cable added
+    /// adds its own.
+    #[test]
+    fn the_worlds_cable_overlaps_are_counted_again_after_a_step_and_a_removal() {
+        let mut w = World::new(crate::physics::WorldSettings {
+            gravity: Vec3::ZERO,
+            ..Default::default()
+        });
+        let thread = |k: usize| {
+            let z = k as f32 * 0.03;
+            let mut c = CableSpec::new([0.0, 1.0, z], [4.0, 5.0, z], 40);
+            c.linear_velocity = [0.0, 0.0, 0.5];
+            c
+        };
+        for k in 0..10 {
+            w.add_cable(&thread(k)).unwrap();
+        }
+        assert_eq!(w.cable_overlap_count.unwrap().1, all_overlaps(&w));
+        for _ in 0..5 {
+            w.step();
+        }
+        let pairs = w.cable_stats.pairs;
+        let id = w.add_cable(&thread(10)).unwrap();
+        let n = all_overlaps(&w);
+        assert_eq!(w.cable_overlap_count.unwrap().1, n);
+        assert!(n > pairs, "{n} overlaps, {pairs} pairs after the filter");
+        w.remove_cable(id);
+        w.add_cable(&thread(11)).unwrap();
+        assert_eq!(w.cable_overlap_count.unwrap().1, all_overlaps(&w));
     }
 }

@@ -152,15 +152,13 @@ pub struct World {
     pub cable_stats: super::cable::CableStats,
     /// Ids of the cables awake in the last step's cable stage.
     moved_cables: Vec<u64>,
-    /// Overlapping segment pairs the cables added since the last step
-    /// brought (see [`super::cable::MAX_OVERLAPS`]).
-    spawned_overlaps: u64,
+    /// The world's cables' overlapping segment sweeps (see
+    /// [`super::cable::MAX_OVERLAPS`]) and the tick they were counted at
+    /// (`None`: count again).
+    cable_overlap_count: Option<(u64, u64)>,
     /// Overlapping pairs the bodies added since the last step brought (see
     /// [`MAX_BODY_OVERLAPS`]).
     spawned_body_overlaps: u64,
-    /// The last step's broad-phase pairs with a dynamic body, and the tick
-    /// they were counted at.
-    last_body_pairs: Option<(u64, u64)>,
 }
 
 impl Default for World {
@@ -208,9 +206,8 @@ impl World {
             sleepers: Default::default(),
             cable_stats: Default::default(),
             moved_cables: Vec::new(),
-            spawned_overlaps: 0,
+            cable_overlap_count: None,
             spawned_body_overlaps: 0,
-            last_body_pairs: None,
         }
     }
 
@@ -267,8 +264,8 @@ impl World {
             }
             world.cables.push(cable);
         }
-        world.spawned_overlaps = world
-            .new_cable_overlaps(0)
+        world
+            .check_new_cables(0)
             .map_err(|e| format!("cables: {e}"))?;
         // Cables asleep against a dynamic body load awake: the body's
         // supports on them (not in a snapshot) are taken again before they
@@ -292,12 +289,9 @@ impl World {
         let cable = Cable::from_spec(spec, id)?;
         // (Appended: the supports' segment numbers hold.)
         self.cables.push(cable);
-        match self.new_cable_overlaps(self.cables.len() - 1) {
-            Ok(n) => self.spawned_overlaps += n,
-            Err(e) => {
-                self.cables.pop();
-                return Err(e);
-            }
+        if let Err(e) = self.check_new_cables(self.cables.len() - 1) {
+            self.cables.pop();
+            return Err(e);
         }
         self.sleepers.invalidate();
         self.next_id += 1;
@@ -314,6 +308,7 @@ impl World {
         let first: usize = self.cables[..k].iter().map(|c| c.segments()).sum();
         let cable = self.cables.remove(k);
         self.forget_supports_on(first as u32, cable.segments() as u32);
+        self.cable_overlap_count = None;
         let reach = cable.spec.radius + self.settings.speculative_distance;
         let first = Aabb::new(cable.x[0], cable.x[0]);
         let around = cable
@@ -446,7 +441,9 @@ impl World {
         match added {
             Ok(n) => self.spawned_body_overlaps += n,
             Err(e) => {
-                for &id in &ids {
+                // (Last first: the set reuses free slots last in, first out,
+                // so the next bodies take the same slots, in order.)
+                for &id in ids.iter().rev() {
                     self.withdraw_body(id);
                 }
                 self.next_id = first;
@@ -571,9 +568,13 @@ impl World {
         }
         // Moved into other bodies: counted as a body added there
         // (`world/limits.rs`).
-        if (position.is_some() || rotation.is_some()) && !b.shape.is_plane() {
+        if (position.is_some() || rotation.is_some() || linear_velocity.is_some())
+            && !b.shape.is_plane()
+        {
             let aabb = b.shape.aabb(&pose).expanded(self.settings.aabb_margin);
-            let n = self.body_overlaps(&[(h.index, (aabb.min, aabb.max))])?;
+            let d = linear_velocity.unwrap_or(b.linear_velocity) * self.settings.dt;
+            let swept = (aabb.min.min(aabb.min + d), aabb.max.max(aabb.max + d));
+            let n = self.body_overlaps(&[(h.index, swept)], 0)?;
             self.spawned_body_overlaps += n;
         }
         let b = self.bodies.get_mut(h).expect("id map and arena agree");
