@@ -104,6 +104,12 @@ fn fast_cables_are_counted_where_the_step_takes_them() {
     assert!(err.starts_with("limit: "), "{err}");
     thrown.linear_velocity = [10.0, 0.0, 0.0];
     w.add_cable(&thrown).unwrap();
+    // At 4 km/s it fits a 1,000 Hz world, which may not then slow to 60.
+    let mut quick = World::default();
+    quick.set_tick_hz(1000.0).unwrap();
+    thrown.linear_velocity = [4.0e3, 0.0, 0.0];
+    quick.add_cable(&thrown).unwrap();
+    assert!(quick.set_tick_hz(60.0).unwrap_err().starts_with("limit: "));
 }
 
 fn sphere_at(p: [f32; 3]) -> BodySpec {
@@ -187,6 +193,16 @@ fn fast_bodies_are_counted_where_the_step_takes_them() {
         .iter()
         .position(|&id| w.edit_body(id, None, None, Some(fast), None).is_err());
     assert!(refused.is_some(), "some edit refused");
+    // At 1,000 Hz the fast row fits; slowing the world to 60 Hz afterwards
+    // is refused (a step then made 1.8 million contacts in 2.85 s), and
+    // the world keeps its rate.
+    let mut quick = World::default();
+    quick.set_tick_hz(1000.0).unwrap();
+    quick.add_bodies(&row(1.0e4)).unwrap();
+    let err = quick.set_tick_hz(60.0).unwrap_err();
+    assert!(err.starts_with("limit: "), "{err}");
+    assert_eq!(quick.tick_hz, 1000.0);
+    quick.set_tick_hz(500.0).unwrap();
 }
 
 /// Spheres spawned apart and then moved to one point, one edit at a time:

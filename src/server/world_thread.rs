@@ -334,12 +334,16 @@ impl WorldThread {
                 reply,
             } => {
                 let mut rebase = false;
+                // (The rate first: refused, it changes nothing.)
+                if let Some(hz) = tick_hz {
+                    if let Err(e) = self.world.set_tick_hz(hz) {
+                        let _ = reply.send(Err(e));
+                        return false;
+                    }
+                    rebase = true;
+                }
                 if let Some(g) = gravity {
                     self.world.set_gravity(g);
-                }
-                if let Some(hz) = tick_hz {
-                    self.world.set_tick_hz(hz);
-                    rebase = true;
                 }
                 if let Some(p) = paused {
                     rebase |= self.paused && !p;

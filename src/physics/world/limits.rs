@@ -24,12 +24,17 @@ pub const MAX_BODY_OVERLAPS: u64 = 500_000;
 impl World {
     /// The box segment `k` of `c` may sweep in a step of `dt` as the
     /// step's broad phase sees it: both ends where they are and where their
-    /// velocity takes them, with the collision radius, [`SPAWN_MARGIN`] and
-    /// a tenth of the displacement (a tube's slack).
-    fn segment_sweep(c: &Cable, k: usize, dt: f32) -> (Vec3, Vec3) {
+    /// velocity and gravity take them, with the collision radius,
+    /// [`SPAWN_MARGIN`], a tenth of the displacement and a quarter of
+    /// gravity's (about a tube's slack).
+    fn segment_sweep(c: &Cable, k: usize, dt: f32, g: Vec3) -> (Vec3, Vec3) {
         let (a, b) = (c.x[k], c.x[k + 1]);
-        let (da, db) = (c.v[k] * dt, c.v[k + 1] * dt);
-        let slack = c.collision_radius() + SPAWN_MARGIN + 0.1 * da.length().max(db.length());
+        let fall = g * (0.5 * dt * dt);
+        let (da, db) = (c.v[k] * dt + fall, c.v[k + 1] * dt + fall);
+        let slack = c.collision_radius()
+            + SPAWN_MARGIN
+            + 0.1 * da.length().max(db.length())
+            + 0.25 * g.length() * dt * dt;
         let lo = a.min(b).min(a + da).min(b + db);
         let hi = a.max(b).max(a + da).max(b + db);
         (lo - Vec3::splat(slack), hi + Vec3::splat(slack))
@@ -44,10 +49,10 @@ impl World {
         new: std::ops::Range<usize>,
         limit: u64,
     ) -> u64 {
-        let dt = self.settings.dt;
+        let (dt, g) = (self.settings.dt, self.settings.gravity);
         let boxes_of = |ci: usize| {
             let c = &self.cables[ci];
-            (0..c.segments()).map(move |k| (Self::segment_sweep(c, k, dt), (ci, k)))
+            (0..c.segments()).map(move |k| (Self::segment_sweep(c, k, dt, g), (ci, k)))
         };
         let Some(region) = new
             .clone()
@@ -173,6 +178,40 @@ impl World {
     }
 }
 
+impl World {
+    /// Whether the world's cables and bodies stay within their limits
+    /// with steps of `dt` (a longer step sweeps longer boxes), counted in
+    /// full: the limits' error if not.
+    pub(super) fn check_step_length(&mut self, dt: f32) -> Result<(), String> {
+        let old = std::mem::replace(&mut self.settings.dt, dt);
+        let cables = self.count_cable_overlaps(0..0, 0..self.cables.len(), MAX_OVERLAPS);
+        let planes = self.planes.len() as u64;
+        let mut bodies = planes * (self.bodies.len() as u64 - planes);
+        let boxes: Vec<(Vec3, Vec3)> = self
+            .bodies
+            .iter()
+            .filter_map(|(h, _)| {
+                let b = self.broad.aabb(h.index)?;
+                Some(self.body_sweep(h.index, (b.min, b.max)))
+            })
+            .collect();
+        let room = MAX_BODY_OVERLAPS.saturating_sub(bodies);
+        bodies += count_overlaps_with(&boxes, 0, |_, _| false, room);
+        self.settings.dt = old;
+        if cables > MAX_OVERLAPS {
+            return Err(format!(
+                "limit: with steps of {dt} s the world's cable segments would overlap in more than {MAX_OVERLAPS} pairs"
+            ));
+        }
+        if bodies > MAX_BODY_OVERLAPS {
+            return Err(format!(
+                "limit: with steps of {dt} s the world's bodies would overlap in more than {MAX_BODY_OVERLAPS} pairs"
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,7 +223,7 @@ mod tests {
         let mut segs = Vec::new();
         for (ci, c) in w.cables.iter().enumerate() {
             for k in 0..c.segments() {
-                segs.push((ci, k, World::segment_sweep(c, k, dt)));
+                segs.push((ci, k, World::segment_sweep(c, k, dt, w.settings.gravity)));
             }
         }
         let mut n = 0;

@@ -398,9 +398,18 @@ impl World {
     }
 
     /// Sets the tick rate; the step length follows it.
-    pub fn set_tick_hz(&mut self, hz: f64) {
+    /// Sets the step rate. A slower one (longer steps, longer swept boxes)
+    /// is refused when the world's cables or bodies would then pass their
+    /// limits of overlapping pairs (`world/limits.rs`).
+    pub fn set_tick_hz(&mut self, hz: f64) -> Result<(), String> {
+        let dt = (1.0 / hz) as f32;
+        if dt > self.settings.dt {
+            self.check_step_length(dt)?;
+        }
         self.tick_hz = hz;
-        self.settings.dt = (1.0 / hz) as f32;
+        self.settings.dt = dt;
+        self.cable_overlap_count = None;
+        Ok(())
     }
 
     pub fn body(&self, id: u64) -> Option<&Body> {
