@@ -112,6 +112,26 @@ fn fast_cables_are_counted_where_the_step_takes_them() {
     assert!(quick.set_tick_hz(60.0).unwrap_err().starts_with("limit: "));
 }
 
+/// A stronger gravity lengthens the cables' sweeps over a step: 20
+/// hanging cables of 1,000 segments of 1 mm, 5 cm apart, fit at 9.81
+/// m/s², but gravity of 1,000 m/s² (the most a PATCH allows) would put
+/// them past the limit and is refused, changing nothing; 20 m/s² is not.
+#[test]
+fn a_stronger_gravity_is_refused_past_the_limit() {
+    let mut w = World::default();
+    for k in 0..20 {
+        let x = k as f32 * 0.05;
+        let mut c = CableSpec::new([x, 2.0, 0.0], [x, 1.0, 0.0], 1000);
+        c.pinned = vec![0];
+        w.add_cable(&c).unwrap();
+    }
+    let strong = arbiter::physics::Vec3::new(0.0, -1000.0, 0.0);
+    assert!(w.set_gravity(strong).unwrap_err().starts_with("limit: "));
+    assert_eq!(w.settings.gravity.y, -9.81);
+    w.set_gravity(arbiter::physics::Vec3::new(0.0, -20.0, 0.0))
+        .unwrap();
+}
+
 fn sphere_at(p: [f32; 3]) -> BodySpec {
     BodySpec::new(ShapeSpec::Sphere { radius: 0.5 }).position(p)
 }

@@ -210,7 +210,7 @@ pub(crate) struct PatchWorld {
     tick_hz: Option<f64>,
 }
 
-#[utoipa::path(patch, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), request_body = PatchWorld, responses((status = 200, body = WorldInfo), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "A slower tick_hz would pass the world's limits of overlapping bodies or cable segments"), (status = 422, body = ErrorBody)))]
+#[utoipa::path(patch, path = "/v1/worlds/{world}", tag = "worlds", params(("world" = String, Path)), request_body = PatchWorld, responses((status = 200, body = WorldInfo), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "A slower tick_hz or a stronger gravity would pass the world's limits of overlapping bodies or cable segments"), (status = 422, body = ErrorBody)))]
 async fn patch_world(
     State(state): State<AppState>,
     Path(world): Path<String>,

@@ -333,18 +333,12 @@ impl WorldThread {
                 tick_hz,
                 reply,
             } => {
-                let mut rebase = false;
-                // (The rate first: refused, it changes nothing.)
-                if let Some(hz) = tick_hz {
-                    if let Err(e) = self.world.set_tick_hz(hz) {
-                        let _ = reply.send(Err(e));
-                        return false;
-                    }
-                    rebase = true;
+                // (Both or neither: refused, it changes nothing.)
+                if let Err(e) = self.world.set_step(tick_hz, gravity) {
+                    let _ = reply.send(Err(e));
+                    return false;
                 }
-                if let Some(g) = gravity {
-                    self.world.set_gravity(g);
-                }
+                let mut rebase = tick_hz.is_some();
                 if let Some(p) = paused {
                     rebase |= self.paused && !p;
                     self.paused = p;

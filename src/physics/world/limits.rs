@@ -180,10 +180,11 @@ impl World {
 
 impl World {
     /// Whether the world's cables and bodies stay within their limits
-    /// with steps of `dt` (a longer step sweeps longer boxes), counted in
-    /// full: the limits' error if not.
-    pub(super) fn check_step_length(&mut self, dt: f32) -> Result<(), String> {
+    /// with steps of `dt` and gravity `g` (a longer step or fall sweeps
+    /// longer boxes), counted in full: the limits' error if not.
+    pub(super) fn check_step(&mut self, dt: f32, g: Vec3) -> Result<(), String> {
         let old = std::mem::replace(&mut self.settings.dt, dt);
+        let old_g = std::mem::replace(&mut self.settings.gravity, g);
         let cables = self.count_cable_overlaps(0..0, 0..self.cables.len(), MAX_OVERLAPS);
         let planes = self.planes.len() as u64;
         let mut bodies = planes * (self.bodies.len() as u64 - planes);
@@ -198,14 +199,15 @@ impl World {
         let room = MAX_BODY_OVERLAPS.saturating_sub(bodies);
         bodies += count_overlaps_with(&boxes, 0, |_, _| false, room);
         self.settings.dt = old;
+        self.settings.gravity = old_g;
         if cables > MAX_OVERLAPS {
             return Err(format!(
-                "limit: with steps of {dt} s the world's cable segments would overlap in more than {MAX_OVERLAPS} pairs"
+                "limit: with steps of {dt} s and gravity {g} the world's cable segments would overlap in more than {MAX_OVERLAPS} pairs"
             ));
         }
         if bodies > MAX_BODY_OVERLAPS {
             return Err(format!(
-                "limit: with steps of {dt} s the world's bodies would overlap in more than {MAX_BODY_OVERLAPS} pairs"
+                "limit: with steps of {dt} s and gravity {g} the world's bodies would overlap in more than {MAX_BODY_OVERLAPS} pairs"
             ));
         }
         Ok(())

@@ -392,22 +392,35 @@ impl World {
         &self.moved
     }
 
-    pub fn set_gravity(&mut self, g: Vec3) {
-        self.settings.gravity = g;
-        self.wake_all();
+    /// Sets gravity (wakes everything); refused as [`Self::set_step`] says.
+    pub fn set_gravity(&mut self, g: Vec3) -> Result<(), String> {
+        self.set_step(None, Some(g))
     }
 
-    /// Sets the tick rate; the step length follows it.
-    /// Sets the step rate. A slower one (longer steps, longer swept boxes)
-    /// is refused when the world's cables or bodies would then pass their
-    /// limits of overlapping pairs (`world/limits.rs`).
+    /// Sets the tick rate; the step length follows it. Refused as
+    /// [`Self::set_step`] says.
     pub fn set_tick_hz(&mut self, hz: f64) -> Result<(), String> {
-        let dt = (1.0 / hz) as f32;
-        if dt > self.settings.dt {
-            self.check_step_length(dt)?;
+        self.set_step(Some(hz), None)
+    }
+
+    /// Sets the tick rate and gravity, both or neither: a slower rate or a
+    /// stronger gravity (longer steps or falls, longer swept boxes) is
+    /// refused when the world's cables or bodies would then pass their
+    /// limits of overlapping pairs (`world/limits.rs`).
+    pub fn set_step(&mut self, hz: Option<f64>, g: Option<Vec3>) -> Result<(), String> {
+        let dt = hz.map_or(self.settings.dt, |hz| (1.0 / hz) as f32);
+        let gravity = g.unwrap_or(self.settings.gravity);
+        if dt > self.settings.dt || gravity.length() > self.settings.gravity.length() {
+            self.check_step(dt, gravity)?;
         }
-        self.tick_hz = hz;
-        self.settings.dt = dt;
+        if let Some(hz) = hz {
+            self.tick_hz = hz;
+            self.settings.dt = dt;
+        }
+        if g.is_some() {
+            self.settings.gravity = gravity;
+            self.wake_all();
+        }
         self.cable_overlap_count = None;
         Ok(())
     }
