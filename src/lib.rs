@@ -26,7 +26,8 @@
 //!     cables themselves in `world/cable_sleep.rs`; the bodies' islands
 //!     and sleep in `world/sleep.rs`; the world's bounds and speed caps in
 //!     `world/bounds.rs`; the limits on bodies and cables spawned into each
-//!     other in `world/limits.rs`)
+//!     other, and the step settings checked against them, in
+//!     `world/limits.rs`)
 //!   - `physics::cable` — cables: XPBD chains, body contacts, and segments
 //!     that never cross (pairs from each particle's tube once per step,
 //!     per-pair separating planes checked every substep, exact edge–edge CCD

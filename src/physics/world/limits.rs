@@ -1,7 +1,8 @@
 //! What a world refuses besides bad values: cables and bodies spawned so
-//! far into each other that the step would have to handle a number of
-//! pairs quadratic in them. The count goes through the cables' grid
-//! ([`count_overlaps_with`]) and stops past the limit.
+//! far into each other (or so fast, or moved so, or a step rate or
+//! gravity that sweeps them so far) that the step would have to handle a
+//! number of pairs quadratic in them. The count goes through the cables'
+//! grid ([`count_overlaps_with`]) and stops past the limit.
 
 use super::World;
 use crate::physics::cable::pairs::{count_overlaps_with, overlap};
@@ -22,6 +23,53 @@ const SPAWN_MARGIN: f32 = 0.005;
 pub const MAX_BODY_OVERLAPS: u64 = 500_000;
 
 impl World {
+    /// Sets gravity (wakes everything); refused as [`Self::set_step`] says.
+    pub fn set_gravity(&mut self, g: Vec3) -> Result<(), String> {
+        self.set_step(None, Some(g))
+    }
+
+    /// Sets the tick rate; the step length follows it. Refused as
+    /// [`Self::set_step`] says.
+    pub fn set_tick_hz(&mut self, hz: f64) -> Result<(), String> {
+        self.set_step(Some(hz), None)
+    }
+
+    /// Sets the tick rate and gravity, both or neither: a slower rate or a
+    /// stronger gravity (longer steps or falls, longer swept boxes) is
+    /// refused when the world's cables or bodies would then pass their
+    /// limits of overlapping pairs (`world/limits.rs`).
+    pub fn set_step(&mut self, hz: Option<f64>, g: Option<Vec3>) -> Result<(), String> {
+        let dt = hz.map_or(self.settings.dt, |hz| (1.0 / hz) as f32);
+        let gravity = g.unwrap_or(self.settings.gravity);
+        if dt > self.settings.dt || gravity.length() > self.settings.gravity.length() {
+            self.check_step(dt, gravity)?;
+        }
+        if let Some(hz) = hz {
+            self.tick_hz = hz;
+            self.settings.dt = dt;
+        }
+        if g.is_some() {
+            self.settings.gravity = gravity;
+            self.wake_all();
+        }
+        self.cable_overlap_count = None;
+        Ok(())
+    }
+
+    /// Undoes [`Self::insert_body`] of a body nothing has seen yet.
+    pub(super) fn withdraw_body(&mut self, id: u64) {
+        let Some(h) = self.ids.remove(&id) else {
+            return;
+        };
+        if self.bodies.get(h).is_some_and(|b| b.shape.is_plane()) {
+            self.planes.retain(|&p| p != h.index);
+        } else {
+            self.broad.remove(h.index);
+        }
+        self.pending_moved.retain(|&m| m != id);
+        self.bodies.remove(h);
+    }
+
     /// The box segment `k` of `c` may sweep in a step of `dt` as the
     /// step's broad phase sees it: both ends where they are and where their
     /// velocity and gravity take them, with the collision radius,
