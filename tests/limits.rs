@@ -9,7 +9,7 @@ mod http_client;
 
 use arbiter::physics::cable::{CableSpec, MAX_OVERLAPS};
 use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, World, MAX_BODY_OVERLAPS};
-use http_client::{json_req, start};
+use http_client::{json_req, new_world, pause, start};
 use serde_json::{json, Value};
 
 /// Cables that would overlap in billions of pairs (100,000 segments wound
@@ -274,23 +274,12 @@ fn a_scene_of_bodies_at_one_point_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_past_the_limit_gets_409_and_leaves_nothing() {
     let srv = start().await;
-    let (st, w) = json_req(
+    let id = new_world(
         srv.addr,
-        "POST",
-        "/v1/worlds",
-        Some(json!({"scene": {"world": {"name": "t", "tick_hz": 60}}})),
+        json!({"scene": {"world": {"name": "t", "tick_hz": 60}}}),
     )
     .await;
-    assert_eq!(st, 201, "{w}");
-    let id = w["id"].as_str().unwrap().to_string();
-    let (st, _) = json_req(
-        srv.addr,
-        "PATCH",
-        &format!("/v1/worlds/{id}"),
-        Some(json!({"paused": true})),
-    )
-    .await;
-    assert_eq!(st, 200);
+    assert_eq!(pause(srv.addr, &id).await.0, 200);
     let bodies = format!("/v1/worlds/{id}/bodies");
     let sphere = json!({"shape": {"type": "sphere", "radius": 0.5}, "position": [0, 1, 0]});
     let batch = |n: usize| Some(json!({"bodies": Value::Array(vec![sphere.clone(); n])}));

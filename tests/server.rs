@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 #[path = "common/http.rs"]
 mod http_client;
-use http_client::{http, json_req, start, start_with};
+use http_client::{http, json_req, new_world, pause, start, start_with};
 
 /// Tests that measure rates or load a core run one at a time: the test
 /// harness runs tests in parallel on a 2-core machine, and a heavy world in
@@ -59,23 +59,6 @@ async fn next_binary_tick(s: &mut Ws, dec: &mut BinaryDecoder) -> u64 {
             }
         }
     }
-}
-
-async fn new_world(addr: SocketAddr, body: Value) -> String {
-    let (st, w) = json_req(addr, "POST", "/v1/worlds", Some(body)).await;
-    assert_eq!(st, 201, "{w}");
-    w["id"].as_str().unwrap().to_string()
-}
-
-/// Pauses world `id`: the status and the world's reply.
-async fn pause(addr: SocketAddr, id: &str) -> (u16, Value) {
-    json_req(
-        addr,
-        "PATCH",
-        &format!("/v1/worlds/{id}"),
-        Some(json!({"paused": true})),
-    )
-    .await
 }
 
 async fn tick_of(addr: SocketAddr, id: &str) -> u64 {

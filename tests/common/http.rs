@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use arbiter::server::{run, AppState, Limits};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
@@ -65,4 +65,22 @@ pub async fn json_req(
     let b = body.map(|b| b.to_string());
     let (st, text) = http(addr, method, path, b.as_deref()).await;
     (st, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Creates a world (asserting 201); its id.
+pub async fn new_world(addr: SocketAddr, body: Value) -> String {
+    let (st, w) = json_req(addr, "POST", "/v1/worlds", Some(body)).await;
+    assert_eq!(st, 201, "{w}");
+    w["id"].as_str().unwrap().to_string()
+}
+
+/// Pauses world `id`: the status and the world's reply.
+pub async fn pause(addr: SocketAddr, id: &str) -> (u16, Value) {
+    json_req(
+        addr,
+        "PATCH",
+        &format!("/v1/worlds/{id}"),
+        Some(json!({"paused": true})),
+    )
+    .await
 }

@@ -22,6 +22,16 @@ const SPAWN_MARGIN: f32 = 0.005;
 /// 20,000 would exhaust the memory and take the server down.
 pub const MAX_BODY_OVERLAPS: u64 = 500_000;
 
+/// Box `b` and that box moved by `d`, together.
+pub(super) fn swept(b: (Vec3, Vec3), d: Vec3) -> (Vec3, Vec3) {
+    (b.0.min(b.0 + d), b.1.max(b.1 + d))
+}
+
+/// The box around all of `boxes` (`None`: no box).
+fn bounds(boxes: impl Iterator<Item = (Vec3, Vec3)>) -> Option<(Vec3, Vec3)> {
+    boxes.reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
+}
+
 impl World {
     /// Sets gravity (wakes everything); refused as [`Self::set_step`] says.
     pub fn set_gravity(&mut self, g: Vec3) -> Result<(), String> {
@@ -102,12 +112,7 @@ impl World {
             let c = &self.cables[ci];
             (0..c.segments()).map(move |k| (Self::segment_sweep(c, k, dt, g), (ci, k)))
         };
-        let Some(region) = new
-            .clone()
-            .flat_map(boxes_of)
-            .map(|(b, _)| b)
-            .reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
-        else {
+        let Some(region) = bounds(new.clone().flat_map(boxes_of).map(|(b, _)| b)) else {
             return 0;
         };
         // The others' segments within the new ones' reach, then the new
@@ -156,7 +161,7 @@ impl World {
             .bodies
             .by_index(i)
             .map_or(Vec3::ZERO, |b| b.linear_velocity * self.settings.dt);
-        (aabb.0.min(aabb.0 + d), aabb.1.max(aabb.1 + d))
+        swept(aabb, d)
     }
 
     /// The pairs the bodies of `new` (slots, just inserted) bring, with
@@ -168,7 +173,10 @@ impl World {
         let is_plane = |i: u32| self.bodies.by_index(i).is_some_and(|b| b.shape.is_plane());
         let new_planes = new.iter().filter(|&&i| is_plane(i)).count() as u64;
         let (planes, all) = (self.planes.len() as u64, self.bodies.len() as u64);
-        let plane_pairs = new_planes * (all - planes) + (new.len() as u64 - new_planes) * planes;
+        // (Each pair once: a new plane with every other body, a new body
+        // with every plane that was there before.)
+        let plane_pairs =
+            new_planes * (all - planes) + (new.len() as u64 - new_planes) * (planes - new_planes);
         let boxed: Vec<(u32, (Vec3, Vec3))> = new
             .iter()
             .filter_map(|&i| {
@@ -193,11 +201,7 @@ impl World {
         let before = self.broad.pair_count() as u64 + self.spawned_body_overlaps;
         let limit = MAX_BODY_OVERLAPS.saturating_sub(before);
         let mut count = extra;
-        if let Some(region) = new
-            .iter()
-            .map(|&(_, b)| b)
-            .reduce(|(lo, hi), b| (lo.min(b.0), hi.max(b.1)))
-        {
+        if let Some(region) = bounds(new.iter().map(|&(_, b)| b)) {
             let mut sorted: Vec<u32> = new.iter().map(|&(i, _)| i).collect();
             sorted.sort_unstable();
             let is_new = |i: u32| sorted.binary_search(&i).is_ok();

@@ -548,8 +548,8 @@ impl World {
         {
             let aabb = b.shape.aabb(&pose).expanded(self.settings.aabb_margin);
             let d = linear_velocity.unwrap_or(b.linear_velocity) * self.settings.dt;
-            let swept = (aabb.min.min(aabb.min + d), aabb.max.max(aabb.max + d));
-            let n = self.body_overlaps(&[(h.index, swept)], 0)?;
+            let box_then = limits::swept((aabb.min, aabb.max), d);
+            let n = self.body_overlaps(&[(h.index, box_then)], 0)?;
             self.spawned_body_overlaps += n;
         }
         let b = self.bodies.get_mut(h).expect("id map and arena agree");
