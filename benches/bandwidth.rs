@@ -340,6 +340,7 @@ fn world_info(world: &World) -> WorldInfo {
         time: world.time(),
         body_count: world.body_count(),
         step_ms: StepMs::default(),
+        fault: None,
     }
 }
 

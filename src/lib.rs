@@ -26,7 +26,8 @@
 //!     cables themselves in `world/cable_sleep.rs`; the bodies' islands
 //!     and sleep in `world/sleep.rs`; the world's bounds and speed caps in
 //!     `world/bounds.rs`; the limits on bodies and cables spawned into each
-//!     other, and the step settings checked against them, in
+//!     other, the step settings checked against them, the bodies' broad
+//!     phase and the faults of a step past its pair limits, in
 //!     `world/limits.rs`)
 //!   - `physics::cable` — cables: XPBD chains, body contacts, and segments
 //!     that never cross (pairs from each particle's tube once per step,

@@ -58,6 +58,9 @@ pub fn run(
     }
     for s in 1..=steps {
         world.step();
+        if let Some(fault) = world.fault() {
+            return Err(format!("{}: step {s}: {fault}", path.display()));
+        }
         if let Some(k) = every {
             events.extend_from_slice(world.contact_events());
             if s % k == 0 {

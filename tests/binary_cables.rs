@@ -22,6 +22,7 @@ fn world() -> WorldInfo {
         time: 0.0,
         body_count: 0,
         step_ms: StepMs::default(),
+        fault: None,
     }
 }
 

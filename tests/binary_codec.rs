@@ -29,6 +29,7 @@ fn world() -> WorldInfo {
             mean: 0.2,
             max: 1.5,
         },
+        fault: None,
     }
 }
 
@@ -928,6 +929,7 @@ fn documented_example_frames_are_what_the_encoder_writes() {
         time: 0.0,
         body_count: 2,
         step_ms: StepMs::default(),
+        fault: None,
     };
     let plane = body(
         1,

@@ -1,5 +1,7 @@
 //! `arbiter simulate` through the real binary.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -149,6 +151,29 @@ fn bad_scenes_fail_with_one_line() {
         .output()
         .unwrap();
     assert!(!o.status.success());
+}
+
+/// A scene whose bodies meet at speed, past the pairs a step may handle
+/// (`tests/limits.rs`): `simulate` stops at that step with one line naming
+/// the file and the step, and a non-zero exit.
+#[test]
+fn a_step_past_the_limit_fails_with_one_line() {
+    let scene = arbiter::physics::Scene {
+        world: serde_json::from_str(r#"{"gravity": [0, 0, 0]}"#).unwrap(),
+        bodies: common::converging_spheres(2100),
+        cables: Vec::new(),
+    };
+    let p = tmp("converging.json");
+    std::fs::write(&p, serde_json::to_string(&scene).unwrap()).unwrap();
+    let o = bin()
+        .args(["simulate", p.to_str().unwrap(), "--steps", "10"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("step 3: limit: "), "{err}");
+    assert!(!err.contains("panicked"));
 }
 
 fn ccd_data() -> PathBuf {

@@ -8,7 +8,9 @@ mod common;
 mod http_client;
 
 use arbiter::physics::cable::{CableSpec, MAX_OVERLAPS};
-use arbiter::physics::{BodyKind, BodySpec, Scene, ShapeSpec, World, MAX_BODY_OVERLAPS};
+use arbiter::physics::{
+    BodyKind, BodySpec, Scene, ShapeSpec, Vec3, World, MAX_BODY_OVERLAPS, MAX_STEP_BODY_PAIRS,
+};
 use http_client::{json_req, new_world, pause, start};
 use serde_json::{json, Value};
 
@@ -290,4 +292,133 @@ async fn a_batch_past_the_limit_gets_409_and_leaves_nothing() {
     assert_eq!(v["error"]["code"], "limit_reached", "{v}");
     let (_, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
     assert_eq!(w["body_count"], 1000, "{w}");
+}
+
+/// 2,100 spheres of 25 cm spawned on a sphere of 30 m, apart (accepted),
+/// thrown at its centre at 600 m/s: 10 m a step, so that the third step's
+/// swept boxes all hold the centre, 2,203,950 pairs, past the
+/// 2,000,000 a step may handle (before, the pairs of bodies meeting so
+/// grew the step's memory without bound: 20,000 would have taken the
+/// server down). That step is not taken (the tick stays, nothing moves)
+/// and the world reports a one-line fault, each step again while it
+/// lasts; with most of the spheres removed, the world steps on.
+#[test]
+fn bodies_that_meet_at_speed_stop_the_step_with_a_fault() {
+    let mut w = World::default();
+    w.settings.gravity = Vec3::ZERO;
+    let ids = w.add_bodies(&common::converging_spheres(2100)).unwrap();
+    const { assert!(2100 * 2099 / 2 > MAX_STEP_BODY_PAIRS) };
+    let positions = |w: &World| -> Vec<Vec3> { w.bodies().map(|b| b.pose.position).collect() };
+    for _ in 0..2 {
+        w.step();
+        assert_eq!(w.fault(), None);
+    }
+    assert_eq!(w.tick(), 2);
+    let before = positions(&w);
+    let r = before[0].length();
+    assert!((r - 10.0).abs() < 0.5, "10 m from the centre: {r}");
+    for _ in 0..2 {
+        w.step();
+        let fault = w.fault().expect("a fault");
+        assert!(
+            fault.starts_with("limit: ") && !fault.contains('\n'),
+            "{fault}"
+        );
+        assert!(fault.contains(&MAX_STEP_BODY_PAIRS.to_string()), "{fault}");
+        assert_eq!(w.tick(), 2, "the step was not taken");
+        assert_eq!(positions(&w), before, "nothing moved");
+    }
+    // 200 left: 19,900 pairs at most. The step is taken.
+    for &id in &ids[200..] {
+        assert!(w.remove_body(id));
+    }
+    w.step();
+    assert_eq!(w.fault(), None);
+    assert_eq!(w.tick(), 3);
+    assert!(w.bodies().all(|b| b.pose.position.is_finite()));
+    let moved = w
+        .bodies()
+        .zip(&before)
+        .filter(|(b, p)| b.pose.position != **p);
+    assert_eq!(moved.count(), 200);
+}
+
+/// Over the server: the same spheres in a paused world. `POST /step` stops
+/// at the step that would pass the limit, with 409 `limit_reached` and the
+/// fault; the world shows it (`fault`, still paused, the tick where it
+/// stopped). Resumed, the world tries the step again, pauses itself again,
+/// and its JSON subscribers get an `error` message with the fault. Another
+/// world ticks on throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_past_the_limit_pauses_the_world_and_tells_its_subscribers() {
+    let srv = start().await;
+    let scene = json!({"scene": {"world": {"name": "t", "tick_hz": 60, "gravity": [0, 0, 0]}}});
+    let id = new_world(srv.addr, scene.clone()).await;
+    let other = new_world(srv.addr, scene).await;
+    assert_eq!(pause(srv.addr, &id).await.0, 200);
+    let bodies = format!("/v1/worlds/{id}/bodies");
+    let specs = serde_json::to_value(common::converging_spheres(2100)).unwrap();
+    for part in specs.as_array().unwrap().chunks(700) {
+        let batch = json!({ "bodies": part });
+        let (st, v) = json_req(srv.addr, "POST", &bodies, Some(batch)).await;
+        assert_eq!(st, 201, "{v}");
+    }
+    let world = format!("/v1/worlds/{id}");
+    let (_, w) = json_req(srv.addr, "GET", &world, None).await;
+    let tick = w["tick"].as_u64().unwrap() + 2;
+    let step = format!("{world}/step");
+    let (st, v) = json_req(srv.addr, "POST", &step, Some(json!({"steps": 5}))).await;
+    assert_eq!(st, 409, "{v}");
+    assert_eq!(v["error"]["code"], "limit_reached", "{v}");
+    let (_, w) = json_req(srv.addr, "GET", &world, None).await;
+    assert_eq!(
+        (w["paused"].clone(), w["tick"].clone()),
+        (json!(true), json!(tick)),
+        "{w}"
+    );
+    let fault = w["fault"].as_str().unwrap().to_string();
+    assert!(fault.starts_with("limit: "), "{fault}");
+    assert_eq!(v["error"]["message"], fault.as_str());
+
+    let url = format!("ws://{}/v1/worlds/{id}/stream", srv.addr);
+    let mut ws = tokio_tungstenite::connect_async(url).await.unwrap().0;
+    assert_eq!(next(&mut ws).await["type"], "hello");
+    let (st, v) = json_req(srv.addr, "PATCH", &world, Some(json!({"paused": false}))).await;
+    assert_eq!(st, 200, "{v}");
+    assert!(v.get("fault").is_none(), "cleared on resume: {v}");
+    let m = next(&mut ws).await;
+    assert_eq!(
+        (m["type"].clone(), m["code"].clone()),
+        (json!("error"), json!("limit_reached")),
+        "{m}"
+    );
+    assert!(m["message"].as_str().unwrap().starts_with("limit: "), "{m}");
+    let (_, w) = json_req(srv.addr, "GET", &world, None).await;
+    assert_eq!(
+        (w["paused"].clone(), w["tick"].clone()),
+        (json!(true), json!(tick)),
+        "{w}"
+    );
+    assert!(w["fault"].is_string(), "{w}");
+    let (_, o) = json_req(srv.addr, "GET", &format!("/v1/worlds/{other}"), None).await;
+    assert!(
+        o["tick"].as_u64().unwrap() > 0 && o["fault"].is_null(),
+        "{o}"
+    );
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next text message of a JSON stream.
+async fn next(ws: &mut Ws) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let msg = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next())
+        .await
+        .expect("a message within 10 s");
+    match msg {
+        Some(Ok(Message::Text(t))) => serde_json::from_str(t.as_str()).unwrap(),
+        other => panic!("not a text message: {other:?}"),
+    }
 }

@@ -146,6 +146,7 @@ fn info(w: &World) -> WorldInfo {
             mean: 0.1,
             max: 0.5,
         },
+        fault: None,
     }
 }
 

@@ -22,4 +22,6 @@ pub use events::{ContactEvent, ContactEventKind};
 pub use math::{Pose, Quat, Vec3};
 pub use scene::{BodyKind, BodySpec, Scene, ShapeSpec};
 pub use shape::Shape;
-pub use world::{StepProfile, World, WorldSettings, MAX_BODY_OVERLAPS};
+pub use world::{
+    StepProfile, World, WorldSettings, MAX_BODY_CANDIDATES, MAX_BODY_OVERLAPS, MAX_STEP_BODY_PAIRS,
+};

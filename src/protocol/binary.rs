@@ -999,6 +999,9 @@ fn read_world(r: &mut ByteReader) -> Result<WorldInfo, DecodeError> {
         time,
         body_count,
         step_ms,
+        // (Not in the binary hello: a fault reaches binary subscribers as
+        // an error message.)
+        fault: None,
     })
 }
 

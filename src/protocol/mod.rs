@@ -73,6 +73,10 @@ pub struct WorldInfo {
     pub time: f64,
     pub body_count: usize,
     pub step_ms: StepMs,
+    /// Why the world paused itself (a step past its limits, one line
+    /// starting `limit: `); absent otherwise, and cleared on resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
 }
 
 /// Server → client messages.

@@ -127,6 +127,8 @@ pub struct WorldThread {
     pub id: String,
     pub world: World,
     pub paused: bool,
+    /// Why a step paused the world ([`World::fault`]), until it resumes.
+    fault: Option<String>,
     pub max_bodies: usize,
     groups: Vec<Group>,
     metrics: Arc<WorldMetrics>,
@@ -147,6 +149,7 @@ impl WorldThread {
             id,
             world,
             paused: false,
+            fault: None,
             max_bodies,
             groups: Vec::new(),
             metrics,
@@ -180,6 +183,7 @@ impl WorldThread {
                 },
                 max: self.step_max,
             },
+            fault: self.fault.clone(),
         }
     }
 
@@ -342,6 +346,9 @@ impl WorldThread {
                 if let Some(p) = paused {
                     rebase |= self.paused && !p;
                     self.paused = p;
+                    if !p {
+                        self.fault = None;
+                    }
                 }
                 let _ = reply.send(Ok(self.info()));
                 return rebase;
@@ -352,6 +359,10 @@ impl WorldThread {
                 } else {
                     for _ in 0..n {
                         self.tick();
+                        if let Some(f) = &self.fault {
+                            let _ = r.send(Err(f.clone()));
+                            return false;
+                        }
                     }
                     let _ = r.send(Ok(self.world.tick()));
                 }
@@ -487,7 +498,13 @@ impl WorldThread {
         // by an edit since the last step, say) or in its cable stage (woken
         // in the step, even if asleep again by its end).
         let mut moved_cables: BTreeSet<u64> = self.awake_cables().collect();
+        let before = self.world.tick();
         self.world.step();
+        if self.world.tick() == before {
+            // The step was not taken (its bodies' pairs were past the
+            // limit): no frame.
+            return self.pause_on_fault();
+        }
         moved_cables.extend(self.world.moved_cables().iter().copied());
         moved_cables.extend(self.added_cables.drain(..));
         let ms = self.world.profile().total as f64;
@@ -562,5 +579,31 @@ impl WorldThread {
         self.spawned.clear();
         self.removed.clear();
         self.touched.clear();
+        self.pause_on_fault();
+    }
+
+    /// After a step that stopped short ([`World::fault`]): the world pauses
+    /// (the next steps would stop there too, each at a full step's cost)
+    /// and every subscriber gets an `error` message with code
+    /// `limit_reached` and the fault. A later step (resumed, or `POST
+    /// /step`) tries again.
+    fn pause_on_fault(&mut self) {
+        let Some(fault) = self.world.fault() else {
+            return;
+        };
+        tracing::warn!(world = %self.id, "paused: {fault}");
+        for g in &self.groups {
+            let frame = match g.format {
+                Format::Json => {
+                    Frame::Text(JsonEncoder::encode_error(None, "limit_reached", fault))
+                }
+                Format::Binary => {
+                    Frame::Binary(BinaryEncoder::encode_error(None, "limit_reached", fault))
+                }
+            };
+            let _ = g.tx.send(Arc::new(frame));
+        }
+        self.fault = Some(fault.to_owned());
+        self.paused = true;
     }
 }

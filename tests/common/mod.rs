@@ -250,3 +250,23 @@ impl LineDrop {
         (worst, rise, frozen, crossings)
     }
 }
+
+/// `n` spheres of 25 cm spread over a sphere of 30 m about the origin
+/// (apart), thrown at its centre at 600 m/s: without gravity, their boxes
+/// swept over the third step of 60 Hz all hold the centre (every pair
+/// overlaps).
+pub fn converging_spheres(n: usize) -> Vec<BodySpec> {
+    // Points spread over the sphere (a Fibonacci lattice).
+    let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
+    (0..n)
+        .map(|k| {
+            let y = 1.0 - 2.0 * (k as f32 + 0.5) / n as f32;
+            let r = (1.0 - y * y).sqrt();
+            let a = golden * k as f32;
+            let dir = Vec3::new(r * a.cos(), y, r * a.sin());
+            BodySpec::new(ShapeSpec::Sphere { radius: 0.25 })
+                .position((dir * 30.0).to_array())
+                .linear_velocity((dir * -600.0).to_array())
+        })
+        .collect()
+}

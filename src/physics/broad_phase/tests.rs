@@ -621,3 +621,99 @@ fn negative_zero_touches_positive_zero() {
     bp.update_pairs();
     assert_eq!(bp.added(), &[(0, 1)]);
 }
+
+/// Past the candidate limit an update stops (its pairs incomplete, the
+/// flag set), whether the candidates come from the first sweep or from the
+/// insertion sort of boxes moving together; the next update with room
+/// finds every pair again, with nothing moved.
+#[test]
+fn the_candidate_limit_stops_an_update_and_the_next_one_recovers() {
+    let mut boxes = BTreeMap::new();
+    // 40 boxes apart along x: no pairs.
+    for k in 0..40u32 {
+        boxes.insert(k, cube([3.0 * k as f32, 0.0, 0.0], 1.0));
+    }
+    let mut bp = BroadPhase::new();
+    bp.set_candidate_limit(Some(100));
+    for (&k, &b) in &boxes {
+        bp.insert(k, b);
+    }
+    bp.update_pairs();
+    assert!(!bp.overflowed());
+    assert_eq!(bp.pair_count(), 0);
+    // They close in on one point over a few updates (the insertion sort
+    // meets the limit), all overlapping in the end: 780 pairs.
+    for round in 1..=4 {
+        for (k, b) in boxes.iter_mut() {
+            let x = 3.0 * *k as f32 * (1.0 - round as f32 / 4.0);
+            *b = cube([x, 0.0, 0.0], 1.0);
+            bp.update(*k, *b);
+        }
+        bp.update_pairs();
+        assert!(bp.pair_count() <= 100);
+    }
+    assert!(bp.overflowed());
+    assert!(bp.stats().candidates <= 100);
+    // Nothing moved: still over the limit, still stopped.
+    bp.update_pairs();
+    assert!(bp.overflowed());
+    // With room, every pair, and the change lists match.
+    bp.set_candidate_limit(Some(1000));
+    let before: BTreeSet<(u32, u32)> = bp.pairs().collect();
+    bp.update_pairs();
+    assert!(!bp.overflowed());
+    let want = brute(&boxes);
+    assert_eq!(want.len(), 780);
+    assert_eq!(bp.pairs().collect::<Vec<_>>(), want);
+    let added: BTreeSet<(u32, u32)> = bp.added().iter().copied().collect();
+    let expected: BTreeSet<(u32, u32)> = want
+        .iter()
+        .copied()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert_eq!(added, expected);
+    assert!(bp.removed().is_empty());
+    // A first sweep past the limit stops too.
+    let mut fresh = BroadPhase::new();
+    fresh.set_candidate_limit(Some(100));
+    for (&k, &b) in &boxes {
+        fresh.insert(k, b);
+    }
+    fresh.update_pairs();
+    assert!(fresh.overflowed());
+    assert!(fresh.pair_count() <= 100);
+}
+
+/// Large boxes that overlap along every axis (3,000 boxes of 12 m in a
+/// 100 m cube: about 22% along each): alone, one axis is kept (the others
+/// are no more selective) and it lets through about a million candidates.
+/// With a candidate limit of 800,000 the broad phase tracks more axes
+/// rather than let more than a quarter of it through, and finds the same
+/// pairs.
+#[test]
+fn a_candidate_limit_tracks_more_axes_when_one_lets_too_many_through() {
+    let mut rng = Rng(7);
+    let mut boxes = BTreeMap::new();
+    for k in 0..3000u32 {
+        let c = [(); 3].map(|_| rng.range(0.0, 100.0));
+        boxes.insert(k, cube(c, 6.0));
+    }
+    let run = |limit: Option<usize>| {
+        let mut bp = BroadPhase::new();
+        bp.set_candidate_limit(limit);
+        for (&k, &b) in &boxes {
+            bp.insert(k, b);
+        }
+        bp.update_pairs();
+        assert!(!bp.overflowed());
+        assert_eq!(bp.pairs().collect::<Vec<_>>(), brute(&boxes));
+        let s = bp.stats();
+        (s.tracked_axes.iter().filter(|&&t| t).count(), s.candidates)
+    };
+    let (axes, candidates) = run(None);
+    assert_eq!(axes, 1);
+    assert!(candidates > 500_000, "{candidates}");
+    let (axes, candidates) = run(Some(800_000));
+    assert!(axes >= 2, "{axes}");
+    assert!(candidates <= 200_000, "{candidates}");
+}

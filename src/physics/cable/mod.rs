@@ -254,6 +254,14 @@ pub const MIN_THICKNESS: f64 = 1.0e-3;
 /// Most segments in one cable.
 pub const MAX_SEGMENTS: u32 = 100_000;
 
+/// Most pairs of segments a step's grid may list (twice
+/// [`MAX_OVERLAPS`], which bounds them when cables are spawned; cables
+/// spawned apart that meet at speed can pass it). Past it the stage stops
+/// before moving any cable, and the world reports a fault
+/// ([`crate::physics::World::fault`]): the memory a step takes stays
+/// bounded (about 16 bytes a pair).
+pub const MAX_STEP_PAIRS: usize = 2 * MAX_OVERLAPS as usize;
+
 /// Most pairs of segments whose boxes over a step overlap (each segment's
 /// box around where its ends are and where their velocity takes them in a
 /// step, with its collision radius and a tube's slack) a world's cables may

@@ -69,6 +69,11 @@ pub(crate) struct Grid {
     /// At most this many buckets in a hash table (0: no limit); tests set
     /// it to make buckets share cells.
     hash_cap: usize,
+    /// At most about this many pairs from [`Self::pairs`] (`None`: no
+    /// limit); past it the search stops and lists none ([`Self::overflowed`]).
+    pub(crate) limit: Option<usize>,
+    /// Whether the last [`Self::pairs`] stopped at the limit.
+    overflowed: bool,
 }
 
 /// Where a cell's entries are: a dense box of cells, or a hash table.
@@ -473,7 +478,9 @@ impl Grid {
     /// `i < j`, of boxes that overlap (closed boxes) and for which
     /// `skip(i, j)` is false, grouped by `i` ascending. The order is a
     /// function of the input alone (deterministic); with `par`, the build,
-    /// the buckets' pairs and the grouping run on two threads.
+    /// the buckets' pairs and the grouping run on two threads. With a
+    /// [`Self::limit`] that more pairs pass, `out` is left empty and
+    /// [`Self::overflowed`] says so.
     pub(crate) fn pairs(
         &mut self,
         boxes: &[(Vec3, Vec3)],
@@ -486,9 +493,11 @@ impl Grid {
         // boxes of an earlier one.
         self.build(boxes, par);
         out.clear();
+        self.overflowed = false;
         if boxes.len() < 2 {
             return;
         }
+        let limit = self.limit.unwrap_or(usize::MAX);
         let buckets = self.counts.len().saturating_sub(1);
         let mut found = std::mem::take(&mut self.found);
         let mut upper = std::mem::take(&mut self.found_upper);
@@ -502,12 +511,15 @@ impl Grid {
             .min(buckets);
         both(
             par,
-            || self.bucket_pairs(0..mid, &skip, &mut found),
-            || self.bucket_pairs(mid..buckets, &skip, &mut upper),
+            || self.bucket_pairs(0..mid, &skip, limit, &mut found),
+            || self.bucket_pairs(mid..buckets, &skip, limit, &mut upper),
         );
         found.append(&mut upper);
         // Boxes kept out of the grid, against every box.
         for &g in &self.big {
+            if found.len() > limit {
+                break;
+            }
             let bg = &boxes[g as usize];
             for (j, bj) in boxes.iter().enumerate() {
                 let j = j as u32;
@@ -520,6 +532,14 @@ impl Grid {
                     found.push((a, b));
                 }
             }
+        }
+        if found.len() > limit {
+            self.overflowed = true;
+            found.clear();
+            upper.clear();
+            self.found = found;
+            self.found_upper = upper;
+            return;
         }
         // Grouped by first box (a counting sort, stable: a function of the
         // input alone).
@@ -551,6 +571,7 @@ impl Grid {
         &self,
         range: std::ops::Range<usize>,
         skip: &(impl Fn(u32, u32) -> bool + Sync),
+        limit: usize,
         out: &mut Vec<(u32, u32)>,
     ) {
         let hashed = matches!(self.table, Table::Hashed { .. });
@@ -558,6 +579,10 @@ impl Grid {
             let (from, to) = (self.counts[k] as usize, self.counts[k + 1] as usize);
             let bucket = &self.sorted[from..to];
             for (m, ea) in bucket.iter().enumerate() {
+                // (Past the limit by at most a bucket's entries.)
+                if out.len() > limit {
+                    return;
+                }
                 let need = 7 & !ea.starts;
                 let a = (ea.lo, ea.hi);
                 for (c, chunk) in bucket[m + 1..].chunks(8).enumerate() {
@@ -575,6 +600,12 @@ impl Grid {
                 }
             }
         }
+    }
+
+    /// Whether the last [`Self::pairs`] found more pairs than its limit
+    /// (and listed none).
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflowed
     }
 
     /// Appends to `out`, once each, every box of the last build that

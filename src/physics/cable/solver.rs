@@ -70,6 +70,10 @@ pub struct CableStats {
     /// Segment pairs that could meet during the step (after the grid and
     /// the distance filter).
     pub pairs: u64,
+    /// The most segment pairs whose boxes overlap that a build of the
+    /// step listed, before the distance filter (what
+    /// [`super::MAX_STEP_PAIRS`] bounds).
+    pub candidates: u64,
     /// Contact constraints between segments that pushed, over all substeps.
     pub contacts: u64,
     /// Segment–body contact points generated for the step.
@@ -444,6 +448,12 @@ pub(crate) struct CableSystem {
     /// fixed), as built at the step's start or the last full rebuild.
     grid: Grid,
     fixed: FixedSegments,
+    /// A build or an extension in this step found more pairs than
+    /// [`Self::pair_limit`] (and kept none of them).
+    overflow: bool,
+    /// Tests: a lower limit than [`super::MAX_STEP_PAIRS`].
+    #[cfg(test)]
+    pub(crate) test_pair_limit: Option<usize>,
     pub stats: CableStats,
 }
 
@@ -521,7 +531,23 @@ impl CableSystem {
     pub(crate) fn begin(&mut self, dt: f32, h: f32, g: Vec3) {
         self.step = dt;
         self.time = 0.0;
+        self.overflow = false;
         self.build(false, |s, i| s.v[i], h, g);
+    }
+
+    /// Whether this step's pairs passed [`Self::pair_limit`]: the stage
+    /// must stop (the pair list is incomplete).
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// Most pairs a step may list: [`super::MAX_STEP_PAIRS`].
+    fn pair_limit(&self) -> usize {
+        #[cfg(test)]
+        if let Some(l) = self.test_pair_limit {
+            return l;
+        }
+        super::MAX_STEP_PAIRS
     }
 
     /// Drops every body contact (before all are generated again), keeping

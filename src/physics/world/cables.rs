@@ -211,6 +211,9 @@ impl World {
         let g = self.settings.gravity;
         sys.load(&self.cables);
         sys.begin(dt, h, g);
+        if sys.overflowed() {
+            return self.cable_pairs_fault(sys.stats);
+        }
         self.cable_body_contacts(&mut sys, None, &moves);
         sys.couple(self.coupled_bodies(&sys));
         sys.balance();
@@ -236,7 +239,11 @@ impl World {
                 // back by the verification): a new tube, and the pairs and
                 // body contacts it brings, verified for this substep too.
                 let before = sys.pair_count();
-                match sys.extend(h, g) {
+                let extension = sys.extend(h, g);
+                if sys.overflowed() {
+                    return self.cable_pairs_fault(sys.stats);
+                }
+                match extension {
                     Extension::None => break,
                     Extension::Grown(grown) => {
                         first = before;

@@ -26,7 +26,7 @@ mod cable_supports;
 mod cables;
 mod continuous;
 mod limits;
-pub use limits::MAX_BODY_OVERLAPS;
+pub use limits::{MAX_BODY_CANDIDATES, MAX_BODY_OVERLAPS, MAX_STEP_BODY_PAIRS};
 mod sleep;
 
 /// Everything that tunes a world's step.
@@ -159,6 +159,8 @@ pub struct World {
     /// Overlapping pairs the bodies added since the last step brought (see
     /// [`MAX_BODY_OVERLAPS`]).
     spawned_body_overlaps: u64,
+    /// Why the last step stopped short ([`Self::fault`]).
+    fault: Option<String>,
 }
 
 impl Default for World {
@@ -176,7 +178,7 @@ impl World {
             bodies: BodySet::new(),
             ids: HashMap::new(),
             next_id: 1,
-            broad: BroadPhase::new(),
+            broad: limits::broad_phase(),
             planes: Vec::new(),
             contacts: ContactSet::default(),
             events: Vec::new(),
@@ -208,6 +210,7 @@ impl World {
             moved_cables: Vec::new(),
             cable_overlap_count: None,
             spawned_body_overlaps: 0,
+            fault: None,
         }
     }
 
@@ -701,18 +704,19 @@ impl World {
     pub fn step(&mut self) {
         let start = Instant::now();
         let dt = self.settings.dt;
+        self.spawned_body_overlaps = 0;
+        // 2. Velocities: gravity, forces and damping become per-second
+        //    changes, integrated inside the solver's substeps.
+        // 3. Broad phase: swept AABBs, overlapping pairs (too many: no step).
+        self.update_broad_phase(dt);
+        if self.body_pairs_fault() {
+            return;
+        }
         self.events.clear();
         self.events.append(&mut self.pending_events);
         self.moved.clear();
         self.moved.append(&mut self.pending_moved);
-        self.spawned_body_overlaps = 0;
-
-        let t = Instant::now();
-        // 2. Velocities: gravity, forces and damping become per-second
-        //    changes, integrated inside the solver's substeps.
-        // 3. Broad phase: swept AABBs, overlapping pairs.
-        self.update_broad_phase(dt);
-        let t = lap(&mut self.profile.broad_phase, t);
+        let t = lap(&mut self.profile.broad_phase, start);
         // 4. Narrow phase: manifolds with feature ids, impulses carried over.
         self.update_contacts(dt);
         self.wake_touched_islands();
@@ -753,22 +757,6 @@ impl World {
             }
             BodyKind::Static => false,
         }
-    }
-
-    fn update_broad_phase(&mut self, dt: f32) {
-        let margin = self.settings.aabb_margin;
-        let spec = self.settings.speculative_distance;
-        for (h, b) in self.bodies.iter() {
-            if !Self::is_active(b) || b.shape.is_plane() {
-                continue;
-            }
-            let tight = b.shape.aabb(&b.pose);
-            let swept = tight
-                .swept(b.linear_velocity * dt)
-                .expanded(spec + b.angular_velocity.length() * dt * b.bounding_radius);
-            self.broad.update_fat(h.index, swept, margin);
-        }
-        self.broad.update_pairs();
     }
 
     fn update_contacts(&mut self, dt: f32) {

@@ -310,7 +310,14 @@ impl CableSystem {
         self.grown.resize(self.segs.len(), false);
         self.grown_list.clear();
         self.candidates.clear();
+        self.grid.limit = Some(self.pair_limit());
         self.step_candidates(self.parallel());
+        self.stats.candidates = self.stats.candidates.max(self.candidates.len() as u64);
+        if self.grid.overflowed() || self.candidates.len() > self.pair_limit() {
+            // Nothing is judged: the stage stops.
+            self.overflow = true;
+            self.candidates.clear();
+        }
         // The filter on two threads for large systems, the halves' pairs
         // joined in order.
         let par = self.parallel();
@@ -348,6 +355,7 @@ impl CableSystem {
     /// [`FixedSegments`]), those of two movable segments grouped by the
     /// first ascending, then each movable segment's fixed partners.
     fn step_candidates(&mut self, par: bool) {
+        let limit = self.pair_limit();
         let (segs, w) = (&self.segs, &self.w);
         let neighbours = |i: u32, j: u32| segs[i as usize].p.abs_diff(segs[j as usize].p) <= 1;
         let f = &mut self.fixed;
@@ -404,6 +412,9 @@ impl CableSystem {
         }
         let mut found = Vec::new();
         for (&s, b) in movable.iter().zip(&f.movable_boxes) {
+            if self.grid.overflowed() || self.candidates.len() > limit {
+                return;
+            }
             found.clear();
             // (A box too large for the grid's cells is given every box.)
             f.grid.query(b, |_| false, &mut found);
@@ -588,10 +599,14 @@ impl CableSystem {
         let par = grown.len() >= 256 && self.parallel();
         let mid = grown.len() / 2;
         let this = &*self;
+        let room = self.pair_limit().saturating_sub(before);
         let search = |part: &[u32]| {
             let (mut found, mut partners) = (Vec::new(), Vec::new());
             let (mut cands, mut out) = (Vec::new(), Vec::new());
             for &s in part {
+                if cands.len() > room {
+                    return None;
+                }
                 this.new_pairs(s, &grown, &mut found, &mut partners, &mut cands);
             }
             this.judge_all(
@@ -599,9 +614,15 @@ impl CableSystem {
                 |k| this.candidate(cands[k].0, cands[k].1, from),
                 &mut out,
             );
-            out
+            Some(out)
         };
         let (lo, hi) = both(par, || search(&grown[..mid]), || search(&grown[mid..]));
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            // The stage stops.
+            self.overflow = true;
+            self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
+            return Extension::None;
+        };
         self.pairs.extend(lo);
         self.pairs.extend(hi);
         for k in before..self.pairs.len() {
