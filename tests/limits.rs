@@ -422,3 +422,44 @@ async fn next(ws: &mut Ws) -> Value {
         other => panic!("not a text message: {other:?}"),
     }
 }
+
+/// A cable through 1,000 static spheres of 5 m spawned at one place (the
+/// most the bodies' limit lets in): each of its 5,000 segments touches
+/// every sphere, 5 million contacts, past the 2,000,000 a step may list.
+/// The cable stage stops with a fault and keeps nothing (the cable stands
+/// as it was); the tick advances. The same cable beside the spheres steps.
+#[test]
+fn a_cable_through_many_bodies_at_one_place_stops_the_cable_stage() {
+    use arbiter::physics::cable::MAX_STEP_BODY_CONTACTS;
+    let mut w = World::default();
+    w.settings.gravity = Vec3::ZERO;
+    let ball = BodySpec::new(ShapeSpec::Sphere { radius: 5.0 }).kind(BodyKind::Static);
+    w.add_bodies(&vec![ball; 1000]).unwrap();
+    let mut through = CableSpec::new([-4.0, 0.0, 0.0], [4.0, 0.0, 0.0], 5000);
+    through.radius = 0.01;
+    through.linear_velocity = [0.0, 1.0, 0.0];
+    let id = w.add_cable(&through).unwrap();
+    const { assert!(5000 * 1000 > MAX_STEP_BODY_CONTACTS) };
+    let before = w.cable(id).unwrap().clone();
+    w.step();
+    let fault = w.fault().expect("a fault");
+    assert!(
+        fault.starts_with("limit: ") && fault.contains("touch bodies"),
+        "{fault}"
+    );
+    assert_eq!(w.tick(), 1);
+    let after = w.cable(id).unwrap();
+    assert_eq!(
+        (&after.x, &after.v),
+        (&before.x, &before.v),
+        "the cable stands"
+    );
+    // Beside them (2 m clear), it moves.
+    assert!(w.remove_cable(id));
+    let mut beside = through.clone();
+    (beside.from, beside.to) = ([-4.0, 7.0, 0.0], [4.0, 7.0, 0.0]);
+    let id = w.add_cable(&beside).unwrap();
+    w.step();
+    assert_eq!(w.fault(), None);
+    assert!(w.cable(id).unwrap().x[2500].y > 7.0);
+}

@@ -262,6 +262,12 @@ pub const MAX_SEGMENTS: u32 = 100_000;
 /// bounded (about 16 bytes a pair).
 pub const MAX_STEP_PAIRS: usize = 2 * MAX_OVERLAPS as usize;
 
+/// Most contacts between segments and bodies a step may list (a cable
+/// through many bodies spawned at one place, all thick: each segment with
+/// each body). Past it the stage stops as past [`MAX_STEP_PAIRS`]. A
+/// 50,000-segment heap in its box makes about 10,000.
+pub const MAX_STEP_BODY_CONTACTS: usize = 2_000_000;
+
 /// Most pairs of segments whose boxes over a step overlap (each segment's
 /// box around where its ends are and where their velocity takes them in a
 /// step, with its collision radius and a tube's slack) a world's cables may

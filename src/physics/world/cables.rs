@@ -3,10 +3,11 @@
 use super::cable_supports::Pinch;
 use super::continuous::angle_between;
 use super::World;
-use crate::physics::aabb::Aabb;
+use crate::physics::cable::pairs::{overlap, Grid};
 use crate::physics::cable::solver::{
     BodyContact, CableSystem, CoupledBody, Extension, HoldBack, Seg, PARALLEL_FROM,
 };
+use crate::physics::cable::MAX_STEP_BODY_CONTACTS;
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -90,6 +91,18 @@ impl Move {
             self.start.rotation.slerp(end.rotation, f),
         )
     }
+}
+
+/// The bodies' boxes over a step, for the cable segments' body contacts:
+/// those of the bodies with a box, by slot, in a grid (a segment reads
+/// the bodies near it, not every body: 10,000 segments beside 5,000
+/// bodies tested 50 million boxes a step), and the planes apart.
+#[derive(Default)]
+struct BodyBoxes {
+    slots: Vec<u32>,
+    boxes: Vec<(Vec3, Vec3)>,
+    grid: Grid,
+    planes: Vec<u32>,
 }
 
 impl World {
@@ -195,6 +208,7 @@ impl World {
 
     fn cable_stage(&mut self, dt: f32) {
         let moves = self.body_moves();
+        let reachable = self.body_boxes(&moves);
         // Sleeping cables something may reach this step wake first; with
         // every cable still asleep, nothing of the stage is left to do.
         if !self.wake_cables(&moves, dt) {
@@ -214,7 +228,9 @@ impl World {
         if sys.overflowed() {
             return self.cable_pairs_fault(sys.stats);
         }
-        self.cable_body_contacts(&mut sys, None, &moves);
+        if !self.cable_body_contacts(&mut sys, None, &moves, &reachable) {
+            return self.cable_contacts_fault(sys.stats);
+        }
         sys.couple(self.coupled_bodies(&sys));
         sys.balance();
         for _ in 0..n {
@@ -247,12 +263,16 @@ impl World {
                     Extension::None => break,
                     Extension::Grown(grown) => {
                         first = before;
-                        self.cable_body_contacts(&mut sys, Some(&grown), &moves);
+                        if !self.cable_body_contacts(&mut sys, Some(&grown), &moves, &reachable) {
+                            return self.cable_contacts_fault(sys.stats);
+                        }
                     }
                     Extension::Rebuilt => {
                         first = 0;
                         sys.retire_body_contacts();
-                        self.cable_body_contacts(&mut sys, None, &moves);
+                        if !self.cable_body_contacts(&mut sys, None, &moves, &reachable) {
+                            return self.cable_contacts_fault(sys.stats);
+                        }
                     }
                 }
             }
@@ -361,37 +381,45 @@ impl World {
         }
     }
 
+    /// Each body's box over the step (a moving body's at both poses), in a
+    /// grid for the segments' queries; planes apart.
+    fn body_boxes(&self, moves: &[Option<Move>]) -> BodyBoxes {
+        let mut out = BodyBoxes::default();
+        for (h, b) in self.bodies.iter() {
+            if b.shape.is_plane() {
+                out.planes.push(h.index);
+                continue;
+            }
+            let end = b.shape.aabb(&b.pose);
+            // Widened by its reach: it may turn in between.
+            let aabb = match moves[h.index as usize] {
+                Some(m) => end.union(&b.shape.aabb(&m.start)).expanded(m.reach),
+                None => end,
+            };
+            out.slots.push(h.index);
+            out.boxes.push((aabb.min, aabb.max));
+        }
+        out.grid.build(&out.boxes, false);
+        out
+    }
+
     /// Contact points between segments (capsules of the cable's radius at
     /// the pairs' centre positions) and the bodies their boxes reach, with
     /// speculative points as far out as the segment can move this step.
     /// `segments`: only these (their new contacts are added to the kept
     /// ones); `None`: all those of awake cables (a sleeping cable's have
-    /// none).
+    /// none). False (and nothing added) when they would pass
+    /// [`MAX_STEP_BODY_CONTACTS`].
     fn cable_body_contacts(
         &self,
         sys: &mut CableSystem,
         segments: Option<&[u32]>,
         moves: &[Option<Move>],
-    ) {
+        bodies: &BodyBoxes,
+    ) -> bool {
         let clock = std::time::Instant::now();
-        // Each body's box over the step (a moving body's at both poses).
-        let bodies: Vec<(u32, Option<Aabb>)> = self
-            .bodies
-            .iter()
-            .map(|(h, b)| {
-                let aabb = (!b.shape.is_plane()).then(|| {
-                    let end = b.shape.aabb(&b.pose);
-                    // Widened by its reach: it may turn in between.
-                    match moves[h.index as usize] {
-                        Some(m) => end.union(&b.shape.aabb(&m.start)).expanded(m.reach),
-                        None => end,
-                    }
-                });
-                (h.index, aabb)
-            })
-            .collect();
-        if bodies.is_empty() {
-            return;
+        if bodies.slots.is_empty() && bodies.planes.is_empty() {
+            return true;
         }
         let all: Vec<u32>;
         let segments = match segments {
@@ -403,29 +431,44 @@ impl World {
         };
         let par = segments.len() >= 1024 && sys.parallel();
         let this = &*sys;
-        // Each contact with its segment's position in the list.
+        let room = MAX_STEP_BODY_CONTACTS.saturating_sub(sys.body_contacts.len());
+        // Each contact with its segment's position in the list (`None`:
+        // past the room left).
         let run = |parity: Option<usize>| {
             let mut out: Vec<(usize, BodyContact)> = Vec::new();
+            let mut near = Vec::new();
             for (k, &seg) in segments.iter().enumerate() {
                 if parity.is_some_and(|p| k % 2 != p) {
                     continue;
                 }
-                self.segment_body_contacts(this, seg as usize, &bodies, moves, |c| {
+                if out.len() > room {
+                    return None;
+                }
+                self.segment_body_contacts(this, seg as usize, bodies, &mut near, moves, |c| {
                     out.push((k, c))
                 });
             }
-            out
+            Some(out)
         };
         let found = if par {
-            let (mut even, odd) = rayon::join(|| run(Some(0)), || run(Some(1)));
+            let (even, odd) = rayon::join(|| run(Some(0)), || run(Some(1)));
+            let (Some(mut even), Some(odd)) = (even, odd) else {
+                return false;
+            };
             // Back in list order (a stable sort: each segment's contacts
             // come from one side, in their order).
             even.extend(odd);
             even.sort_by_key(|&(k, _)| k);
             even
         } else {
-            run(None)
+            let Some(found) = run(None) else {
+                return false;
+            };
+            found
         };
+        if found.len() > room {
+            return false;
+        }
         // (Only among the new ones: with the contacts kept from before also
         // counted, when an extension renews some segments', the 0.5 kg box
         // dropped on a heap in `boxes_dropped_on_cables_rest_on_them_and_sleep`
@@ -437,6 +480,7 @@ impl World {
         sys.sort_body_contacts();
         sys.stats.body_contacts = sys.body_contacts.len() as u64;
         sys.stats.ms_bodies += clock.elapsed().as_secs_f64() * 1e3;
+        true
     }
 
     /// The particles of the segments whose centre line now meets a body it
@@ -559,7 +603,8 @@ impl World {
         &self,
         sys: &CableSystem,
         seg: usize,
-        bodies: &[(u32, Option<Aabb>)],
+        bodies: &BodyBoxes,
+        near: &mut Vec<u32>,
         moves: &[Option<Move>],
         mut push: impl FnMut(BodyContact),
     ) {
@@ -567,13 +612,19 @@ impl World {
         if sys.w[p] == 0.0 && sys.w[p + 1] == 0.0 {
             return;
         }
-        let (lo, hi) = sys.seg_box(seg);
-        let seg_box = Aabb::new(lo, hi);
+        let seg_box = sys.seg_box(seg);
+        // The bodies whose boxes it overlaps, and the planes, by slot (the
+        // order of the world's bodies).
+        near.clear();
+        bodies.grid.query(&seg_box, |_| false, near);
+        near.retain(|&k| overlap(&bodies.boxes[k as usize], &seg_box));
+        for k in near.iter_mut() {
+            *k = bodies.slots[*k as usize];
+        }
+        near.extend_from_slice(&bodies.planes);
+        near.sort_unstable();
         let mut capsule: Option<(Shape, Pose, Vec3, f32)> = None;
-        for &(bi, aabb) in bodies {
-            if aabb.is_some_and(|a| !a.overlaps(&seg_box)) {
-                continue;
-            }
+        for &bi in near.iter() {
             let Some(b) = self.bodies.by_index(bi) else {
                 continue;
             };

@@ -13,7 +13,9 @@
 use super::World;
 use crate::physics::broad_phase::BroadPhase;
 use crate::physics::cable::pairs::{count_overlaps_with, overlap};
-use crate::physics::cable::{Cable, CableStats, MAX_OVERLAPS, MAX_STEP_PAIRS};
+use crate::physics::cable::{
+    Cable, CableStats, MAX_OVERLAPS, MAX_STEP_BODY_CONTACTS, MAX_STEP_PAIRS,
+};
 use crate::physics::math::Vec3;
 
 /// Slack (m) of a segment's box when a cable's overlaps are counted
@@ -108,14 +110,31 @@ impl World {
     /// they were) because its grid listed more than [`MAX_STEP_PAIRS`]
     /// segment pairs.
     pub(super) fn cable_pairs_fault(&mut self, stats: CableStats) {
+        self.cable_fault(
+            format!("the cables' segments would meet in more than {MAX_STEP_PAIRS} pairs"),
+            stats,
+        );
+    }
+
+    /// Likewise, past [`MAX_STEP_BODY_CONTACTS`] contacts of segments with
+    /// bodies.
+    pub(super) fn cable_contacts_fault(&mut self, stats: CableStats) {
+        self.cable_fault(
+            format!("the cables' segments would touch bodies in more than {MAX_STEP_BODY_CONTACTS} contacts"),
+            stats,
+        );
+    }
+
+    fn cable_fault(&mut self, what: String, stats: CableStats) {
         self.fault = Some(format!(
-            "limit: the cables' segments would meet in more than {MAX_STEP_PAIRS} pairs at tick {}; the cables were not moved in this step (cables that met at speed: remove some)",
+            "limit: {what} at tick {}; the cables were not moved in this step (things that met at speed: remove some)",
             self.tick
         ));
         self.moved_cables.clear();
         self.cable_stats = CableStats {
             ms_pairs: stats.ms_pairs,
             ms_extend: stats.ms_extend,
+            ms_bodies: stats.ms_bodies,
             ..Default::default()
         };
     }
