@@ -497,9 +497,13 @@ impl BroadPhase {
         self.dirty = true;
     }
 
-    /// Fat-box update: when `tight` is not inside the stored box, stores
-    /// `tight.expanded(margin)` and returns true; otherwise leaves the stored
-    /// box unchanged and returns false.
+    /// Fat-box update: when `tight` is not inside the stored box, or the
+    /// stored box reaches more than `2 · margin` beyond it on some side,
+    /// stores `tight.expanded(margin)` and returns true; otherwise leaves the
+    /// stored box unchanged and returns false. (Without the second test a
+    /// fast body that slowed down kept the box of its fastest sweep, and
+    /// its pairs, for as long as it stayed inside: 2,100 spheres swept 10 m
+    /// at 60 Hz kept their 2.2 million pairs at 1,000 Hz.)
     ///
     /// # Panics
     /// If `key` is not present.
@@ -509,7 +513,7 @@ impl BroadPhase {
             "BroadPhase::update_fat: invalid box {tight:?}"
         );
         let p = self.proxy_mut(key);
-        if p.aabb.contains(&tight) {
+        if p.aabb.contains(&tight) && tight.expanded(2.0 * margin).contains(&p.aabb) {
             false
         } else {
             p.aabb = tight.expanded(margin);

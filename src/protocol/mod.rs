@@ -74,7 +74,8 @@ pub struct WorldInfo {
     pub body_count: usize,
     pub step_ms: StepMs,
     /// Why the world paused itself (a step past its limits, one line
-    /// starting `limit: `); absent otherwise, and cleared on resume.
+    /// starting `limit: `); absent otherwise, and cleared on resume or by
+    /// a manual step that goes through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<String>,
 }

@@ -499,6 +499,8 @@ impl WorldThread {
         // in the step, even if asleep again by its end).
         let mut moved_cables: BTreeSet<u64> = self.awake_cables().collect();
         let before = self.world.tick();
+        // (A step that goes through clears the last one's fault.)
+        self.fault = None;
         self.world.step();
         if self.world.tick() == before {
             // The step was not taken (its bodies' pairs were past the

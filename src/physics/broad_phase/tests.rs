@@ -267,6 +267,12 @@ fn update_fat_only_moves_when_leaving_fat_box() {
     assert_eq!(bp.aabb(0), Some(cube([0.0; 3], 1.5)));
     assert!(bp.update_fat(0, cube([0.7, 0.0, 0.0], 1.0), 0.5));
     assert_eq!(bp.aabb(0), Some(cube([0.7, 0.0, 0.0], 1.5)));
+    // A tight box that shrank inside it: kept while the stored box reaches
+    // at most two margins beyond it, refitted past that.
+    assert!(!bp.update_fat(0, cube([0.7, 0.0, 0.0], 0.6), 0.5));
+    assert_eq!(bp.aabb(0), Some(cube([0.7, 0.0, 0.0], 1.5)));
+    assert!(bp.update_fat(0, cube([0.7, 0.0, 0.0], 0.4), 0.5));
+    assert_eq!(bp.aabb(0), Some(cube([0.7, 0.0, 0.0], 0.4).expanded(0.5)));
 }
 
 fn line_world(n: u32, rng: &mut Rng) -> Vec<[f32; 3]> {
