@@ -314,6 +314,9 @@ pub struct BroadPhase {
     /// The last update stopped at the candidate limit: its pairs are
     /// incomplete, and the next update rebuilds them.
     overflowed: bool,
+    /// Axes tracked only to keep the candidates within the limit
+    /// ([`BroadPhase::bound_candidates`]).
+    bounded: [bool; 3],
     candidates: Vec<Candidate>,
     index: PairMap,
     pairs: Vec<(u32, u32)>,
@@ -354,6 +357,7 @@ impl BroadPhase {
             swap_budget: None,
             candidate_limit: None,
             overflowed: false,
+            bounded: [false; 3],
             candidates: Vec::new(),
             index: PairMap::default(),
             pairs: Vec::new(),
@@ -624,6 +628,16 @@ impl BroadPhase {
         } else if !self.fresh.is_empty() {
             self.sweep(false);
         }
+        if self.overflowed {
+            // Past the limit: counted again from scratch (an incremental
+            // update also counts candidates that stopped overlapping, which
+            // only the filter below drops), with every axis tracked.
+            // (Until the filter, `removed` holds only what a rebuild found
+            // gone: the one below finds it again.)
+            self.removed.clear();
+            self.track_all_axes();
+            self.rebuild_candidates();
+        }
 
         self.filter_candidates();
         self.publish();
@@ -754,20 +768,47 @@ impl BroadPhase {
     }
 
     /// With a candidate limit: while the candidates the tracked axes would
-    /// let through (all pairs times the product of their overlap
-    /// fractions) are estimated past a quarter of the limit, tracks the most
-    /// selective of the other axes too. Many large boxes overlap along every
-    /// axis (19,000 fast spheres in a ball of 200 m: 18% on each), and one
-    /// axis then let 32 million candidates through for 500,000 pairs.
-    fn bound_candidates(&self, p: [f64; 3], next: &mut [bool; 3]) {
+    /// let through are estimated past three quarters of the limit (scaled
+    /// by the sampled overlap fractions from the last update's count, or
+    /// from all pairs), tracks the most selective of the other axes too.
+    /// Many large boxes overlap along every axis (19,000 fast spheres in a
+    /// ball of 200 m: 18% on each), and one axis would then let about 32
+    /// million candidates through for 1.5 million pairs. Not sooner: an
+    /// unselective axis costs its insertion sort (a falling column of
+    /// 20,000 boxes 10 wide, 3 million candidates along its one tracked
+    /// axis, took 78 ms a step with a second one added at 3 million instead
+    /// of 32 without). Axes added here, or after an update that met the
+    /// limit ([`Self::track_all_axes`]), stay tracked while the estimate
+    /// without them is past a quarter of the limit (each change of axes
+    /// rebuilds the candidates).
+    fn bound_candidates(&mut self, p: [f64; 3], next: &mut [bool; 3]) {
+        let policy = *next;
         let Some(limit) = self.candidate_limit else {
+            self.bounded = [false; 3];
             return;
         };
+        // Scaled from the last update's candidates, exact for the axes
+        // tracked then (a fraction sampled from 256 pairs is noisy when
+        // small: 0.8–1.4% along the column above), or from all pairs.
         let n = self.len as f64;
-        let pairs = n * (n - 1.0) / 2.0;
-        let estimate =
-            |m: &[bool; 3]| (0..3).filter(|&a| m[a]).map(|a| p[a]).product::<f64>() * pairs;
-        while estimate(next) > limit as f64 / 4.0 {
+        let fraction = |m: &[bool; 3]| {
+            (0..3)
+                .filter(|&a| m[a])
+                .map(|a| p[a].max(1.0 / SAMPLE_PAIRS as f64))
+                .product::<f64>()
+        };
+        let (base, base_mask) = if self.candidates.is_empty() {
+            (n * (n - 1.0) / 2.0, [false; 3])
+        } else {
+            (self.candidates.len() as f64, self.tracked)
+        };
+        let estimate = |m: &[bool; 3]| base * fraction(m) / fraction(&base_mask);
+        if estimate(next) > limit as f64 / 4.0 {
+            for (t, &kept) in next.iter_mut().zip(&self.bounded) {
+                *t |= kept;
+            }
+        }
+        while estimate(next) > 0.75 * limit as f64 {
             let Some(axis) = (0..3)
                 .filter(|&a| !next[a])
                 .min_by(|&a, &b| p[a].total_cmp(&p[b]))
@@ -775,6 +816,25 @@ impl BroadPhase {
                 break;
             };
             next[axis] = true;
+        }
+        self.bounded = [0, 1, 2].map(|a| next[a] && !policy[a]);
+    }
+
+    /// Tracks every axis from now on (the lists of those not tracked built
+    /// and sorted, fresh proxies merged in), as axes added to bound the
+    /// candidates ([`Self::bound_candidates`] keeps them while needed).
+    fn track_all_axes(&mut self) {
+        for axis in 0..3 {
+            if self.tracked[axis] {
+                continue;
+            }
+            self.build_list(axis);
+            self.lists[axis].sort_unstable();
+            if !self.fresh.is_empty() {
+                self.merge_fresh(axis);
+            }
+            self.tracked[axis] = true;
+            self.bounded[axis] = true;
         }
     }
 
@@ -985,6 +1045,7 @@ impl BroadPhase {
     /// of pairs already reported; reported pairs that are no longer
     /// candidates are recorded as removed.
     fn rebuild_candidates(&mut self) {
+        self.overflowed = false;
         self.candidates.clear();
         self.index.clear();
         self.sweep(true);

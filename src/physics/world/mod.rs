@@ -704,17 +704,18 @@ impl World {
     pub fn step(&mut self) {
         let start = Instant::now();
         let dt = self.settings.dt;
-        self.spawned_body_overlaps = 0;
+        self.events.clear();
+        self.moved.clear();
         // 2. Velocities: gravity, forces and damping become per-second
         //    changes, integrated inside the solver's substeps.
-        // 3. Broad phase: swept AABBs, overlapping pairs (too many: no step).
+        // 3. Broad phase: swept AABBs, overlapping pairs (too many: no step,
+        //    no events; those pending wait for the next).
         self.update_broad_phase(dt);
         if self.body_pairs_fault() {
             return;
         }
-        self.events.clear();
+        self.spawned_body_overlaps = 0;
         self.events.append(&mut self.pending_events);
-        self.moved.clear();
         self.moved.append(&mut self.pending_moved);
         let t = lap(&mut self.profile.broad_phase, start);
         // 4. Narrow phase: manifolds with feature ids, impulses carried over.

@@ -599,6 +599,7 @@ impl CableSystem {
         let par = grown.len() >= 256 && self.parallel();
         let mid = grown.len() / 2;
         let this = &*self;
+        // (Each half stops past the room: about twice it at most in all.)
         let room = self.pair_limit().saturating_sub(before);
         let search = |part: &[u32]| {
             let (mut found, mut partners) = (Vec::new(), Vec::new());
