@@ -315,8 +315,13 @@ pub struct BroadPhase {
     /// incomplete, and the next update rebuilds them.
     overflowed: bool,
     /// Axes tracked only to keep the candidates within the limit
-    /// ([`BroadPhase::bound_candidates`]).
+    /// ([`BroadPhase::bound_candidates`]), whether this update dropped
+    /// them, and how many updates to keep them before trying again after
+    /// a drop that met the limit (doubling with each).
     bounded: [bool; 3],
+    dropped: bool,
+    drop_wait: u32,
+    drop_backoff: u32,
     candidates: Vec<Candidate>,
     index: PairMap,
     pairs: Vec<(u32, u32)>,
@@ -358,6 +363,9 @@ impl BroadPhase {
             candidate_limit: None,
             overflowed: false,
             bounded: [false; 3],
+            dropped: false,
+            drop_wait: 0,
+            drop_backoff: 0,
             candidates: Vec::new(),
             index: PairMap::default(),
             pairs: Vec::new(),
@@ -502,7 +510,9 @@ impl BroadPhase {
     }
 
     /// Fat-box update: when `tight` is not inside the stored box, or the
-    /// stored box reaches more than `2 · margin` beyond it on some side,
+    /// stored box reaches beyond it on some side by more than `2 · margin`
+    /// and half the tight box's largest extent (a spinning box's tight box
+    /// breathes by less),
     /// stores `tight.expanded(margin)` and returns true; otherwise leaves the
     /// stored box unchanged and returns false. (Without the second test a
     /// fast body that slowed down kept the box of its fastest sweep, and
@@ -517,7 +527,8 @@ impl BroadPhase {
             "BroadPhase::update_fat: invalid box {tight:?}"
         );
         let p = self.proxy_mut(key);
-        if p.aabb.contains(&tight) && tight.expanded(2.0 * margin).contains(&p.aabb) {
+        let slack = 2.0 * margin + 0.5 * (tight.max - tight.min).max_element();
+        if p.aabb.contains(&tight) && tight.expanded(slack).contains(&p.aabb) {
             false
         } else {
             p.aabb = tight.expanded(margin);
@@ -629,6 +640,15 @@ impl BroadPhase {
             self.sweep(false);
         }
         if self.overflowed {
+            if self.dropped {
+                // The axes just dropped were still needed (the estimate
+                // takes the axes as independent; a column among boxes
+                // spread on a floor overlaps along x and z, apart along y):
+                // the next try waits twice as long.
+                self.drop_backoff = (2 * self.drop_backoff).clamp(8, 1024);
+                self.drop_wait = self.drop_backoff;
+            }
+            rebuild = true;
             // Past the limit: counted again from scratch (an incremental
             // update also counts candidates that stopped overlapping, which
             // only the filter below drops), with every axis tracked.
@@ -637,6 +657,8 @@ impl BroadPhase {
             self.removed.clear();
             self.track_all_axes();
             self.rebuild_candidates();
+        } else if self.dropped {
+            self.drop_backoff = 0;
         }
 
         self.filter_candidates();
@@ -729,7 +751,7 @@ impl BroadPhase {
     /// Decides the tracked axes for this update and the sweep axis.
     fn choose_axes(&mut self) -> [bool; 3] {
         self.sample_overlap();
-        let next = match self.policy {
+        let mut next = match self.policy {
             AxisPolicy::Fixed(mask) if mask.iter().any(|&m| m) => mask,
             AxisPolicy::Fixed(_) => [true, false, false],
             AxisPolicy::Adaptive => match self.overlap_ema {
@@ -758,11 +780,13 @@ impl BroadPhase {
                         };
                         next[axis] = true;
                     }
-                    self.bound_candidates(p, &mut next);
                     next
                 }
             },
         };
+        if let Some(p) = self.overlap_ema {
+            self.bound_candidates(p, &mut next);
+        }
         self.sweep_axis = argmin(self.overlap_ema.unwrap_or([1.0; 3]), next);
         next
     }
@@ -779,17 +803,22 @@ impl BroadPhase {
     /// axis, took 78 ms a step with a second one added at 3 million instead
     /// of 32 without). Axes added here, or after an update that met the
     /// limit ([`Self::track_all_axes`]), stay tracked while the estimate
-    /// without them is past a quarter of the limit (each change of axes
-    /// rebuilds the candidates).
+    /// without them is past half the limit (each change of axes rebuilds
+    /// the candidates). The estimate takes the axes as independent, which
+    /// they need not be: when dropping them meets the limit, they are kept
+    /// for 8 updates before the next try, then 16, and so on to 1,024 (a
+    /// reviewer's column among boxes on a floor dropped and tracked them
+    /// again at every update, 1.6 s each).
     fn bound_candidates(&mut self, p: [f64; 3], next: &mut [bool; 3]) {
         let policy = *next;
+        self.dropped = false;
         let Some(limit) = self.candidate_limit else {
             self.bounded = [false; 3];
             return;
         };
         // Scaled from the last update's candidates, exact for the axes
         // tracked then (a fraction sampled from 256 pairs is noisy when
-        // small: 0.8–1.4% along the column above), or from all pairs.
+        // small), or from all pairs.
         let n = self.len as f64;
         let fraction = |m: &[bool; 3]| {
             (0..3)
@@ -803,9 +832,14 @@ impl BroadPhase {
             (self.candidates.len() as f64, self.tracked)
         };
         let estimate = |m: &[bool; 3]| base * fraction(m) / fraction(&base_mask);
-        if estimate(next) > limit as f64 / 4.0 {
-            for (t, &kept) in next.iter_mut().zip(&self.bounded) {
-                *t |= kept;
+        if self.bounded.iter().any(|&b| b) {
+            if self.drop_wait > 0 || estimate(next) > limit as f64 / 2.0 {
+                self.drop_wait = self.drop_wait.saturating_sub(1);
+                for (t, &kept) in next.iter_mut().zip(&self.bounded) {
+                    *t |= kept;
+                }
+            } else {
+                self.dropped = true;
             }
         }
         while estimate(next) > 0.75 * limit as f64 {

@@ -712,6 +712,9 @@ impl World {
         //    no events; those pending wait for the next).
         self.update_broad_phase(dt);
         if self.body_pairs_fault() {
+            let ms = start.elapsed().as_secs_f32() * 1000.0;
+            (self.profile, self.ccd_stats) = (Default::default(), Default::default());
+            (self.profile.broad_phase, self.profile.total) = (ms, ms);
             return;
         }
         self.spawned_body_overlaps = 0;
