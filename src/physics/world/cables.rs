@@ -93,12 +93,19 @@ impl Move {
     }
 }
 
+/// Bodies with boxes up to which a segment tests each box (in the
+/// 50,000-segment bench's box of five walls, the grid's query and sort
+/// took 4.1 ms a step against 2.6 for the plain loop).
+const DIRECT_BODIES: usize = 32;
+
 /// The bodies' boxes over a step, for the cable segments' body contacts:
 /// those of the bodies with a box, by slot, in a grid (a segment reads
 /// the bodies near it, not every body: 10,000 segments beside 5,000
 /// bodies tested 50 million boxes a step), and the planes apart.
 #[derive(Default)]
 struct BodyBoxes {
+    /// Every body by slot, with its box (`None`: a plane).
+    all: Vec<(u32, Option<(Vec3, Vec3)>)>,
     slots: Vec<u32>,
     boxes: Vec<(Vec3, Vec3)>,
     grid: Grid,
@@ -388,6 +395,7 @@ impl World {
         for (h, b) in self.bodies.iter() {
             if b.shape.is_plane() {
                 out.planes.push(h.index);
+                out.all.push((h.index, None));
                 continue;
             }
             let end = b.shape.aabb(&b.pose);
@@ -398,8 +406,11 @@ impl World {
             };
             out.slots.push(h.index);
             out.boxes.push((aabb.min, aabb.max));
+            out.all.push((h.index, Some((aabb.min, aabb.max))));
         }
-        out.grid.build(&out.boxes, false);
+        if out.slots.len() > DIRECT_BODIES {
+            out.grid.build(&out.boxes, false);
+        }
         out
     }
 
@@ -616,13 +627,20 @@ impl World {
         // The bodies whose boxes it overlaps, and the planes, by slot (the
         // order of the world's bodies).
         near.clear();
-        bodies.grid.query(&seg_box, |_| false, near);
-        near.retain(|&k| overlap(&bodies.boxes[k as usize], &seg_box));
-        for k in near.iter_mut() {
-            *k = bodies.slots[*k as usize];
+        if bodies.slots.len() <= DIRECT_BODIES {
+            // Few: each box tested, in slot order.
+            let reached =
+                |(_, b): &&(u32, Option<(Vec3, Vec3)>)| b.is_none_or(|b| overlap(&b, &seg_box));
+            near.extend(bodies.all.iter().filter(reached).map(|&(slot, _)| slot));
+        } else {
+            bodies.grid.query(&seg_box, |_| false, near);
+            near.retain(|&k| overlap(&bodies.boxes[k as usize], &seg_box));
+            for k in near.iter_mut() {
+                *k = bodies.slots[*k as usize];
+            }
+            near.extend_from_slice(&bodies.planes);
+            near.sort_unstable();
         }
-        near.extend_from_slice(&bodies.planes);
-        near.sort_unstable();
         let mut capsule: Option<(Shape, Pose, Vec3, f32)> = None;
         for &bi in near.iter() {
             let Some(b) = self.bodies.by_index(bi) else {
