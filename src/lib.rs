@@ -11,7 +11,9 @@
 //!     per-pair dispatcher (`contact`), ray casts, shape casts (`shape_cast`),
 //!     time of impact by conservative advancement (`toi`), edge–edge /
 //!     vertex–face CCD (`ccd_cubic`) and thick segments (`ccd_thick`)
-//!   - `physics::broad_phase` — incremental sweep and prune
+//!   - `physics::broad_phase` — incremental sweep and prune (its candidate
+//!     limit, and the axes it tracks to keep within it, in
+//!     `broad_phase/limit.rs`)
 //!   - `physics::body`, `physics::set` — bodies in a generational arena
 //!   - `physics::contact` — contacts, the feature-id keyed impulse cache
 //!   - `physics::solver` — soft-step sequential impulses with warm starting,
