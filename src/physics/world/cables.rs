@@ -429,7 +429,7 @@ impl World {
         bodies: &BodyBoxes,
     ) -> bool {
         let clock = std::time::Instant::now();
-        if bodies.slots.is_empty() && bodies.planes.is_empty() {
+        if bodies.all.is_empty() {
             return true;
         }
         let all: Vec<u32>;

@@ -11,6 +11,7 @@
 //! stage keeps nothing; [`World::fault`] says why.
 
 use super::World;
+use crate::physics::aabb::Aabb;
 use crate::physics::broad_phase::BroadPhase;
 use crate::physics::cable::pairs::{count_overlaps_with, overlap};
 use crate::physics::cable::{
@@ -50,11 +51,6 @@ pub(super) fn broad_phase() -> BroadPhase {
     let mut b = BroadPhase::new();
     b.set_candidate_limit(Some(MAX_BODY_CANDIDATES));
     b
-}
-
-/// Box `b` and that box moved by `d`, together.
-pub(super) fn swept(b: (Vec3, Vec3), d: Vec3) -> (Vec3, Vec3) {
-    (b.0.min(b.0 + d), b.1.max(b.1 + d))
 }
 
 /// The box around all of `boxes` (`None`: no box).
@@ -264,12 +260,13 @@ impl World {
 
     /// The box body `i` may sweep in the next step: `aabb` (its broad-phase
     /// box) and that box moved by its velocity over the step.
-    fn body_sweep(&self, i: u32, aabb: (Vec3, Vec3)) -> (Vec3, Vec3) {
+    fn body_sweep(&self, i: u32, aabb: Aabb) -> (Vec3, Vec3) {
         let d = self
             .bodies
             .by_index(i)
             .map_or(Vec3::ZERO, |b| b.linear_velocity * self.settings.dt);
-        swept(aabb, d)
+        let s = aabb.swept(d);
+        (s.min, s.max)
     }
 
     /// The pairs the bodies of `new` (slots, just inserted) bring, with
@@ -289,7 +286,7 @@ impl World {
             .iter()
             .filter_map(|&i| {
                 let b = self.broad.aabb(i)?;
-                Some((i, self.body_sweep(i, (b.min, b.max))))
+                Some((i, self.body_sweep(i, b)))
             })
             .collect();
         self.body_overlaps(&boxed, plane_pairs)
@@ -324,7 +321,7 @@ impl World {
                     continue;
                 }
                 let b = self.broad.aabb(h.index);
-                let b = b.map(|b| self.body_sweep(h.index, (b.min, b.max)));
+                let b = b.map(|b| self.body_sweep(h.index, b));
                 if let Some(b) = b.filter(|b| overlap(b, &region)) {
                     boxes.push(b);
                 }
@@ -358,7 +355,7 @@ impl World {
             .iter()
             .filter_map(|(h, _)| {
                 let b = self.broad.aabb(h.index)?;
-                Some(self.body_sweep(h.index, (b.min, b.max)))
+                Some(self.body_sweep(h.index, b))
             })
             .collect();
         let room = MAX_BODY_OVERLAPS.saturating_sub(bodies);
@@ -479,7 +476,7 @@ mod tests {
             .iter()
             .map(|(h, _)| {
                 let b = w.broad.aabb(h.index).unwrap();
-                w.body_sweep(h.index, (b.min, b.max))
+                w.body_sweep(h.index, b)
             })
             .collect();
         let mut brute = 0;

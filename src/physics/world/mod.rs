@@ -551,7 +551,8 @@ impl World {
         {
             let aabb = b.shape.aabb(&pose).expanded(self.settings.aabb_margin);
             let d = linear_velocity.unwrap_or(b.linear_velocity) * self.settings.dt;
-            let box_then = limits::swept((aabb.min, aabb.max), d);
+            let box_then = aabb.swept(d);
+            let box_then = (box_then.min, box_then.max);
             let n = self.body_overlaps(&[(h.index, box_then)], 0)?;
             self.spawned_body_overlaps += n;
         }
