@@ -514,21 +514,7 @@ mod tests {
 
     /// Every pair of segment sweeps that overlap, by brute force.
     fn all_overlaps(w: &World) -> u64 {
-        let dt = w.settings.dt;
-        let mut segs = Vec::new();
-        for (ci, c) in w.cables.iter().enumerate() {
-            for k in 0..c.segments() {
-                segs.push((ci, k, World::segment_sweep(c, k, dt, w.settings.gravity)));
-            }
-        }
-        let mut n = 0;
-        for (i, a) in segs.iter().enumerate() {
-            for b in &segs[i + 1..] {
-                let neighbours = a.0 == b.0 && a.1.abs_diff(b.1) <= 1;
-                n += (!neighbours && overlap(&a.2, &b.2)) as u64;
-            }
-        }
-        n
+        overlaps_from(w, 0)
     }
 
     /// The overlaps of segment sweeps of cables from `first` on with each
