@@ -241,7 +241,7 @@ fn balls_dropped_on_the_middle_of_a_rope_stay_there_without_spinning() {
 /// 0.07, 0.18 rad/s in successive steps, then ±2.4 rad/s) until it
 /// tumbled off the bridge, at step 185 from 10 cm and 392 from 5 cm. From 20
 /// cm off the middle it still tumbles off, and so do 600 kg boxes from
-/// most places (README, "Heavy bodies on ropes").
+/// most places (docs/cable-bodies.md, "Heavy bodies on ropes").
 #[test]
 fn a_400_kg_box_dropped_on_the_rope_bridge_stays_on_it() {
     for x in [0.05, 0.1] {
