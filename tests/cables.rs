@@ -803,28 +803,25 @@ fn a_cable_across_rails_holds_on_a_gentle_slope_and_slides_down_a_steep_one() {
 
 /// Cables dropped from up to 1.5 m onto a line pinned at both ends (2.2 m,
 /// 60 segments), 100 random drops: the two of 0.2–2.2 and 0.2–4.2 kg, of
-/// radius 0 to 2 cm, 10⁵–10⁷ N/m. Where the fail-safe froze no particle
-/// (92 drops), every link stays within 10% of its length (7.7% at most,
-/// measured) and the total energy (kinetic, potential and strain) never
-/// rises above its start by 2% of what the fall gives (0.9% at most); over
-/// all drops, the median drop's worst link is within 3% (1.5%). Each pass
-/// solves the chains and then the contacts, and where a contact pushes a
-/// particle across the taut line, the line's chain pulls it back into the
-/// contact in the next pass and the dropped cable gives way only its share
-/// each time: with the substep's four passes alone, the median drop's
-/// worst link was 113% off, and the drops without a freeze (42) had links
-/// up to 259% off and the energy rising to 6,000 times the fall's (nearly
-/// all of it the line's strain). The chains that end a substep off their
-/// length now take more passes with their contacts until they converge
-/// (`cable/solver/strained.rs`). Not checked here, and left: where the
-/// fail-safe holds particles where the substep began (8 drops, 6 of them
-/// of two threads), the links from them to their free neighbours stretch
-/// by the neighbours' motion, up to 92% for a step, and the strain energy
-/// that reads as is up to 31 times the fall's (12 times in one more drop,
-/// under its energy in the others). Before the verification's impulse
-/// looked past a start where the segments touch and part
-/// (`threads_that_turn_on_a_pinned_thread_are_stopped_by_impulses_not_frozen`),
-/// 10 drops froze, up to 92% and 115 times.
+/// radius 0 to 2 cm, 10⁵–10⁷ N/m. The total energy (kinetic, potential and
+/// strain) never rises above its start by 2% of what the fall gives (1% at
+/// most, measured); where the fail-safe froze no particle (92 drops), every
+/// link stays within 10% of its length (7.7% at most), and where it froze
+/// some, within 30% (26%); the median drop's worst link is within 3%
+/// (1.5%). Each pass solves the chains and then the contacts, and where a
+/// contact pushes a particle across the taut line, the line's chain pulls
+/// it back into the contact in the next pass and the dropped cable gives
+/// way only its share each time: with the substep's four passes alone, the
+/// median drop's worst link was 113% off, and the drops without a freeze
+/// (42) had links up to 259% off and the energy rising to 6,000 times the
+/// fall's (nearly all of it the line's strain). The chains that end a
+/// substep off their length now take more passes with their contacts until
+/// they converge (`cable/solver/strained.rs`). Where the fail-safe holds
+/// particles where the substep began (8 drops), the links from them to
+/// their free neighbours stretched by the neighbours' motion, up to 92% for
+/// a step, and the strain energy that read as was up to 31 times the
+/// fall's (4 drops over 2% of it), until the held particles' cables were
+/// solved again with them standing still (`CableSystem::drain_and_pull`).
 #[test]
 fn cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy() {
     let mut seed = 7u64;
@@ -854,13 +851,14 @@ fn cables_dropped_on_a_pinned_line_keep_their_length_and_add_no_energy() {
         let fall = drop.fall();
         let (worst, rise, frozen, _) = drop.run();
         worst_links.push(worst);
-        if frozen == 0 && (worst > 0.1 || rise > 0.02 * fall) {
-            failures.push((n, worst, rise / fall));
+        let bound = if frozen == 0 { 0.1 } else { 0.3 };
+        if worst > bound || rise > 0.02 * fall {
+            failures.push((n, worst, rise / fall, frozen));
         }
     }
     assert!(
         failures.is_empty(),
-        "drops without a freeze (drop, worst link, energy rise over the fall's): {failures:?}"
+        "drops (drop, worst link, energy rise over the fall's, particles frozen): {failures:?}"
     );
     worst_links.sort_by(f32::total_cmp);
     let median = worst_links[worst_links.len() / 2];

@@ -204,6 +204,39 @@ impl ChainGroup {
         g
     }
 
+    /// The group with the particles `held` says weighing nothing: its
+    /// solves leave them where they are, as pinned ones.
+    pub(super) fn holding(mut self, held: impl Fn(usize) -> bool) -> Self {
+        for (l, &(first, count)) in self.lanes.iter().enumerate() {
+            for k in 0..count {
+                if held(first + k) {
+                    self.w[k][l] = 0.0;
+                }
+            }
+        }
+        self
+    }
+
+    /// `passes` solves of the lanes' links from λ = 0, as a substep's
+    /// later passes solve them (without the first pass's tension across
+    /// taut links, [`Self::tension_implicit`]): the lanes' free particles
+    /// pulled back onto their links (to what their compliance allows).
+    /// `x` holds particles `x0..`.
+    pub(super) fn pull_onto_links(
+        &mut self,
+        sc: &mut Scratch,
+        x: &mut [Vec3],
+        x0: usize,
+        inv_h2: f32,
+        passes: u32,
+    ) {
+        self.reset();
+        self.lambda_fresh = false;
+        for _ in 0..passes {
+            self.solve_direct(sc, x, x0, inv_h2);
+        }
+    }
+
     /// Each lane's first particle and particle count (none: count 0).
     #[cfg(test)]
     pub(super) fn lanes(&self) -> &[(usize, usize)] {

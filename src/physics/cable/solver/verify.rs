@@ -4,11 +4,21 @@
 //! fail-safe; and the brute-force audit for tests.
 
 use super::both;
+use super::chains::{ChainGroup, GROUP};
 use super::kernels::{moves_anything, pair_points};
 use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP};
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
 use crate::physics::collision::ccd_thick::{closest_points_segment_segment, thick_edge_edge_ccd};
 use glam::DVec3;
+
+/// Most rounds of [`CableSystem::drain_and_pull`]: cables pulled back
+/// onto their held particles, and the pairs around what moved verified.
+const MAX_PULLS: usize = 8;
+
+/// Direct solves of a cable pulled back onto its held particles (each is
+/// exact for the links' linearisation; a link stretched by half its length
+/// needs a few).
+const PULL_PASSES: u32 = 4;
 
 /// A particle to hold back ([`CableSystem::hold_back`]): where, and the
 /// dynamic body (with the point on it at its end pose) that gets the
@@ -70,12 +80,97 @@ impl CableSystem {
             self.end_only.clear();
         }
         self.end_only.resize(self.pairs.len(), false);
+        self.drain_and_pull(h);
+        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// Verifies the queued pairs ([`Self::drain`]); where its fail-safe
+    /// holds particles where the substep began, their cables' free
+    /// particles are pulled back onto their links
+    /// ([`Self::pull_onto_held`]) and the pairs around those that moved
+    /// verified again, until nothing more is held (at most [`MAX_PULLS`]
+    /// times). The particles the fail-safe froze move again in later
+    /// substeps.
+    fn drain_and_pull(&mut self, h: f32) {
         let mut frozen_list: Vec<usize> = Vec::new();
         self.drain(h, &mut frozen_list);
+        let mut seeds = frozen_list.clone();
+        let mut done = frozen_list.len();
+        for _ in 0..MAX_PULLS {
+            if seeds.is_empty() || !self.pull_onto_held(&seeds, h) {
+                break;
+            }
+            self.drain(h, &mut frozen_list);
+            seeds.clear();
+            seeds.extend_from_slice(&frozen_list[done..]);
+            done = frozen_list.len();
+        }
         for i in frozen_list {
             self.frozen[i] = false;
         }
-        self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// The cables of the particles `seeds` (just held where the substep
+    /// began, or where a body carried them) solved again, every held and
+    /// pinned particle standing still: their free particles go back onto
+    /// their links. The fail-safe holds a particle whatever its neighbours
+    /// do, so the links to them stretched by the neighbours' motion in the
+    /// substep (up to 92% for a step where 100 cables were dropped on a
+    /// pinned line), and the next substep's chain solve turned that strain
+    /// into speed. The pairs around each particle that moved are queued;
+    /// true when any did.
+    fn pull_onto_held(&mut self, seeds: &[usize], h: f32) -> bool {
+        // Each seed's cable, as a range of segments.
+        let mut cables: Vec<(usize, usize)> = Vec::new();
+        for &i in seeds {
+            let Some(&seg) = self.part_segs[i].iter().find(|&&s| s != u32::MAX) else {
+                continue;
+            };
+            let cable = self.segs[seg as usize].cable;
+            let same = |k: usize| self.segs[k].cable == cable;
+            let (mut a, mut b) = (seg as usize, seg as usize + 1);
+            while a > 0 && same(a - 1) {
+                a -= 1;
+            }
+            while b < self.segs.len() && same(b) {
+                b += 1;
+            }
+            if !cables.contains(&(a, b)) {
+                cables.push((a, b));
+            }
+        }
+        let segs = &self.segs;
+        let spans: Vec<std::ops::Range<usize>> = cables
+            .iter()
+            .map(|&(a, b)| segs[a].p as usize..segs[b - 1].p as usize + 2)
+            .collect();
+        let before: Vec<Vec3> = spans
+            .iter()
+            .flat_map(|r| &self.x[r.clone()])
+            .copied()
+            .collect();
+        let mut sc = std::mem::take(&mut self.scratch[0]);
+        let inv_h2 = 1.0 / (h * h);
+        for lanes in cables.chunks(GROUP) {
+            let mut g = ChainGroup::new(lanes, &self.segs, &self.props, &self.w, &self.part_segs)
+                .holding(|i| self.is_held(i));
+            g.pull_onto_links(&mut sc, &mut self.x, 0, inv_h2, PULL_PASSES);
+        }
+        self.scratch[0] = sc;
+        let mut moved = false;
+        let mut was = before.iter();
+        for r in spans {
+            for i in r {
+                if Some(&self.x[i]) != was.next() {
+                    moved = true;
+                    self.enqueue_around(i);
+                }
+            }
+        }
+        // (Moved, not held: the next look for particles out of their tubes
+        // reads them all.)
+        self.held_since_look |= moved;
+        moved
     }
 
     /// Holds each of `particles` at its `at` (the caller found its segment
@@ -115,11 +210,7 @@ impl CableSystem {
             }
             self.enqueue_around(i);
         }
-        let mut frozen_list: Vec<usize> = Vec::new();
-        self.drain(h, &mut frozen_list);
-        for i in frozen_list {
-            self.frozen[i] = false;
-        }
+        self.drain_and_pull(h);
         self.stats.ms_verify += clock.elapsed().as_secs_f64() * 1e3;
     }
 
