@@ -116,12 +116,41 @@ fn bodies_get_ids_in_file_order_and_bad_scenes_fail() {
         r#"{"bodies": ["#,
         r#"{"world":{"tick_hz":0}}"#,
         r#"{"world":{"tick":18446744073709551615}}"#,
+        r#"{"bodies":[{"id":18446744073709551615,"shape":{"type":"sphere","radius":1}}]}"#,
+        r#"{"bodies":[{"id":9007199254740993,"shape":{"type":"sphere","radius":1}}]}"#,
+        r#"{"cables":[{"id":9007199254740993,"from":[0,1,0],"to":[1,1,0],"segments":4}]}"#,
         r#"{"world":{"time":1e300}}"#,
     ] {
         let r = Scene::from_json(bad).and_then(|s| World::from_scene(&s).map(|_| ()));
         let err = r.expect_err(bad);
         assert!(!err.contains('\n'), "one-line error: {err}");
     }
+    for (bad, what) in [
+        (
+            r#"{"bodies":[{"id":9007199254740993,"shape":{"type":"sphere","radius":1}}]}"#,
+            "bodies[0]",
+        ),
+        (
+            r#"{"cables":[{"id":9007199254740993,"from":[0,1,0],"to":[1,1,0],"segments":4}]}"#,
+            "cables[0]",
+        ),
+    ] {
+        let err = Scene::from_json(bad).unwrap_err();
+        assert_eq!(
+            err,
+            format!("{what}: id must be at most 2^53 (9007199254740992)")
+        );
+    }
+    // The largest id is 2^53; the next body takes the one after it.
+    let top = Scene::from_json(
+        r#"{"bodies":[{"id":9007199254740992,"shape":{"type":"sphere","radius":1}}]}"#,
+    )
+    .unwrap();
+    let mut w = World::from_scene(&top).unwrap();
+    let next = w
+        .add_body(&BodySpec::new(ShapeSpec::Sphere { radius: 1.0 }).position([5.0, 0.0, 0.0]))
+        .unwrap();
+    assert_eq!(next, (1u64 << 53) + 1);
     let _ = Vec3::ZERO;
 }
 

@@ -187,6 +187,52 @@ fn bodies_spawned_at_one_point_are_refused_past_the_limit() {
     assert!(err.starts_with("limit: "), "{err}");
 }
 
+/// Gravity's fall over a step counts in a body's sweep: a column of 1,100
+/// spheres (20 cm, 1 m apart) in a world stepped at 1 Hz without gravity
+/// may not take a gravity of 1,000 m/s² (each would fall 1 km in a step,
+/// through the whole column: 604,000 pairs, and steps of 0.4–0.7 s), and
+/// is not disturbed by the refusal; the same column is refused past the
+/// limit when spawned into a world with that gravity already; 20 m/s²
+/// (a fall of 20 m a step) is taken. Static bodies do not fall.
+#[test]
+fn gravity_that_sweeps_bodies_into_each_other_is_refused() {
+    let column: Vec<BodySpec> = (0..1100)
+        .map(|k| BodySpec::new(ShapeSpec::Sphere { radius: 0.1 }).position([0.0, k as f32, 0.0]))
+        .collect();
+    let slow = |g: f32| {
+        let mut w = World::default();
+        w.set_tick_hz(1.0).unwrap();
+        w.set_gravity(arbiter::physics::Vec3::new(0.0, g, 0.0))
+            .unwrap();
+        w
+    };
+    let mut w = slow(0.0);
+    w.add_bodies(&column[..550]).unwrap();
+    w.add_bodies(&column[550..]).unwrap();
+    let strong = arbiter::physics::Vec3::new(0.0, -1000.0, 0.0);
+    let err = w.set_gravity(strong).unwrap_err();
+    assert!(err.starts_with("limit: ") && !err.contains('\n'), "{err}");
+    assert_eq!(w.settings.gravity.y, 0.0);
+    assert_eq!(w.body_count(), 1100);
+    w.set_gravity(arbiter::physics::Vec3::new(0.0, -20.0, 0.0))
+        .unwrap();
+
+    let mut falling = slow(-1000.0);
+    let err = match falling.add_bodies(&column[..550]) {
+        Ok(_) => falling.add_bodies(&column[550..]).unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(err.starts_with("limit: "), "{err}");
+
+    let mut statics = slow(-1000.0);
+    let walls: Vec<BodySpec> = column
+        .iter()
+        .map(|b| b.clone().kind(BodyKind::Static))
+        .collect();
+    statics.add_bodies(&walls[..550]).unwrap();
+    statics.add_bodies(&walls[550..]).unwrap();
+}
+
 /// Bodies spawned apart but fast are counted where the next step takes
 /// them: 2,000 spheres of 5 cm, 12 cm apart in a row, thrown along it at
 /// 10 km/s (the step's swept boxes made 1.8 million contacts, 2.4 s and

@@ -261,6 +261,118 @@ async fn deleting_a_world_closes_its_streams() {
     assert_eq!(st, 404);
 }
 
+/// A spawn's reply is the body as `GET` gives it, to the byte: its f32
+/// numbers as written (it had its keys sorted and its numbers widened,
+/// `"radius":0.20000000298023224`), single and in a batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawn_replies_with_the_body_as_get_gives_it() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let spec = r#"{"kind":"static","shape":{"type":"sphere","radius":0.2},"position":[3,0.1,0],"friction":0.3}"#;
+    let (st, posted) = http(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(spec),
+    )
+    .await;
+    assert_eq!(st, 201, "{posted}");
+    assert!(
+        posted.contains(r#""radius":0.2}"#) && posted.contains(r#""friction":0.3,"#),
+        "{posted}"
+    );
+    let body: Value = serde_json::from_str(&posted).unwrap();
+    let url = format!("/v1/worlds/{id}/bodies/{}", body["id"]);
+    let (_, got) = http(srv.addr, "GET", &url, None).await;
+    assert_eq!(posted, got);
+    let batch = format!(r#"{{"bodies":[{spec}]}}"#);
+    let (st, posted) = http(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(&batch),
+    )
+    .await;
+    assert_eq!(st, 201, "{posted}");
+    let list: Value = serde_json::from_str(&posted).unwrap();
+    let url = format!("/v1/worlds/{id}/bodies/{}", list["bodies"][0]["id"]);
+    let (_, got) = http(srv.addr, "GET", &url, None).await;
+    assert_eq!(posted, format!(r#"{{"bodies":[{got}]}}"#));
+}
+
+/// A command message past the request size limit (1 MiB) closes the
+/// stream with 1009 "message too big" (a 17 MB one dropped the connection
+/// without a close frame); a second subscriber streams on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_past_the_size_limit_closes_the_stream_with_1009() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let mut big = ws(srv.addr, &id, "").await;
+    let mut other = ws(srv.addr, &id, "").await;
+    next_json(&mut big).await.unwrap();
+    next_json(&mut other).await.unwrap();
+    let label = "x".repeat(2 << 20);
+    let cmd = json!({"type": "spawn", "body": {"shape": {"type": "sphere", "radius": 1}, "label": label}});
+    // (The server may close before the client has written it all.)
+    let _ = big.send(Message::Text(cmd.to_string().into())).await;
+    let mut code = None;
+    for _ in 0..600 {
+        match tokio::time::timeout(Duration::from_secs(5), big.next()).await {
+            Ok(Some(Ok(Message::Close(f)))) => {
+                code = f.map(|f| u16::from(f.code));
+                break;
+            }
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("no close frame: {other:?}"),
+        }
+    }
+    assert_eq!(code, Some(1009));
+    let before = tick_of(srv.addr, &id).await;
+    let mut ticks = 0;
+    while ticks < 5 {
+        let m = next_json(&mut other).await.unwrap();
+        ticks += (m["type"] == "tick") as u32;
+    }
+    assert!(tick_of(srv.addr, &id).await > before);
+}
+
+/// A request whose `Content-Length` is past the size limit is refused at
+/// once, whatever comes after (a request declaring 1 GB and sending `{`
+/// hung for good), and one whose body does not arrive within the body
+/// timeout gets 408; both in the error shape, and the server serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_come_is_not_waited_for() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let srv = start_with(Limits {
+        body_timeout: std::time::Duration::from_millis(500),
+        ..Limits::default()
+    })
+    .await;
+    let addr = srv.addr;
+    let send = |length: u64, body: &'static str| async move {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let req = format!(
+            "POST /v1/worlds HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n{body}"
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("an answer, not a wait")
+            .unwrap();
+        String::from_utf8_lossy(&buf[..n]).to_string()
+    };
+    // (Waiting for the body would have ended in 408 after the timeout.)
+    let huge = send(999_999_999, "{").await;
+    assert!(huge.starts_with("HTTP/1.1 413"), "{huge}");
+    assert!(huge.contains(r#""code":"payload_too_large""#), "{huge}");
+    let slow = send(100, "{").await;
+    assert!(slow.starts_with("HTTP/1.1 408"), "{slow}");
+    assert!(slow.contains(r#""code":"request_timeout""#), "{slow}");
+    let (st, _) = json_req(srv.addr, "POST", "/v1/worlds", Some(serde_json::json!({}))).await;
+    assert_eq!(st, 201);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_error_path_returns_its_code() {
     let srv = start_with(Limits {
@@ -300,6 +412,22 @@ async fn every_error_path_returns_its_code() {
             "POST",
             "/v1/worlds".into(),
             Some(r#"{"tick_hz":0}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        // Valid JSON whose number no float holds (serde calls it a syntax
+        // error; it answered 400 malformed_json).
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"tick_hz":1e999}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "PATCH",
+            format!("/v1/worlds/{id}"),
+            Some(r#"{"gravity":[0,-1e999,0]}"#.into()),
             422,
             "invalid_value",
         ),

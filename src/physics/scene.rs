@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 pub const MAX_COORD: f32 = 1.0e5;
 /// The largest tick a scene may start at (2⁵³: exact as a double).
 pub const MAX_TICK: u64 = 1 << 53;
+
+/// The largest id a scene may give a body or a cable (2⁵³: exact as a
+/// double, as JavaScript clients read it; the next id is one more).
+pub const MAX_ID: u64 = 1 << 53;
 /// The largest time (s) a scene may start at (about 30 million years).
 pub const MAX_TIME: f64 = 1.0e15;
 /// Largest speed accepted (m/s).
@@ -432,10 +436,19 @@ impl Scene {
         if w.name.len() > 128 {
             return Err("world.name must be at most 128 bytes".into());
         }
+        // (Ids past 2⁵³ are not exact in JSON readers that take numbers as
+        // doubles, and u64::MAX made the next id wrap round to 1.)
+        let too_big = |id: Option<u64>| id.is_some_and(|id| id > MAX_ID);
         for (i, b) in self.bodies.iter().enumerate() {
+            if too_big(b.id) {
+                return Err(format!("bodies[{i}]: id must be at most 2^53 ({MAX_ID})"));
+            }
             b.validate().map_err(|e| format!("bodies[{i}]: {e}"))?;
         }
         for (i, c) in self.cables.iter().enumerate() {
+            if too_big(c.id) {
+                return Err(format!("cables[{i}]: id must be at most 2^53 ({MAX_ID})"));
+            }
             c.validate().map_err(|e| format!("cables[{i}]: {e}"))?;
         }
         Ok(())

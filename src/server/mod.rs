@@ -37,6 +37,8 @@ pub struct Limits {
     pub max_batch: usize,
     pub max_steps: u64,
     pub max_every: u32,
+    /// How long a request's body may take to arrive (then 408).
+    pub body_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -48,6 +50,7 @@ impl Default for Limits {
             max_batch: 1_000,
             max_steps: 10_000,
             max_every: 600,
+            body_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -62,9 +62,73 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            read_body,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             count_requests,
         ))
         .with_state(state)
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "the request body is too large",
+    )
+}
+
+/// Reads every request's body before its handler, within the size limit
+/// and [`super::Limits::body_timeout`]: a `Content-Length` past the limit
+/// is refused at once (413), without waiting for a body that may never
+/// come (a request declaring 1 GB and sending one byte hung for good), and
+/// a body that does not arrive in time gets 408 `request_timeout` (a slow
+/// sender held its connection open indefinitely).
+async fn read_body(
+    State(state): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use futures_util::StreamExt;
+    let limit = state.limits().max_request_bytes;
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large().into_response();
+    }
+    let (parts, body) = req.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    let read = async {
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| ApiError::bad_request("bad_request", e.to_string()))?;
+            if bytes.len() + chunk.len() > limit {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(state.limits().body_timeout, read).await {
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the request body did not arrive within {} s",
+                state.limits().body_timeout.as_secs_f64()
+            ),
+        )
+        .into_response(),
+        Ok(Err(e)) => e.into_response(),
+        Ok(Ok(())) => {
+            let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+            next.run(req).await
+        }
+    }
 }
 
 async fn count_requests(
@@ -109,13 +173,7 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
             ApiError::bad_request("bad_request", e.body_text())
         }
     })?;
-    let value = serde_json::from_slice(&bytes).map_err(|e| {
-        use serde_json::error::Category;
-        match e.classify() {
-            Category::Data => ApiError::invalid(format!("invalid request: {e}")),
-            _ => ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")),
-        }
-    })?;
+    let value = serde_json::from_slice(&bytes).map_err(json_error)?;
     // Every request body is an object (serde would also read a struct
     // from an array of its fields in order: `["x", 30, [0, 1, 0]]` made a
     // world).
@@ -125,11 +183,24 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
         ));
     }
     // (And so must what it holds as objects: `{"scene": []}` made a world.)
-    let tree: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")))?;
+    let tree: Value = serde_json::from_slice(&bytes).map_err(json_error)?;
     objects_where_expected(&tree)
         .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
     Ok(value)
+}
+
+/// A body serde cannot read: 400 `malformed_json` when it is not JSON,
+/// 422 `invalid_value` when it is but does not fit (a wrong type, an
+/// unknown field, or a number out of range: `1e999` is valid JSON, which
+/// serde reports as a syntax error).
+fn json_error(e: serde_json::Error) -> ApiError {
+    use serde_json::error::Category;
+    let out_of_range = e.to_string().starts_with("number out of range");
+    match e.classify() {
+        Category::Data => ApiError::invalid(format!("invalid request: {e}")),
+        _ if out_of_range => ApiError::invalid(format!("invalid request: {e}")),
+        _ => ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")),
+    }
 }
 
 fn vec3(name: &str, v: [f32; 3], max: f32) -> ApiResult<Vec3> {
@@ -304,11 +375,21 @@ async fn spawn(
             .map_err(|e| ApiError::invalid(format!("invalid body: {e}")))?;
         vec![spec]
     };
-    let bodies = state.ask(&world, |r| Command::Spawn(specs, r)).await?;
+    let mut bodies = state.ask(&world, |r| Command::Spawn(specs, r)).await?;
+    // Serialized as they are, as `GET` does (through a `Value`, the reply
+    // had its keys sorted and its f32 numbers widened: radius
+    // 0.20000000298023224).
+    #[derive(serde::Serialize)]
+    struct Spawned {
+        bodies: Vec<Body>,
+    }
     let out = if batch {
-        Json(json!({ "bodies": bodies }))
+        Json(Spawned { bodies }).into_response()
     } else {
-        Json(serde_json::to_value(&bodies[0]).unwrap_or(Value::Null))
+        match bodies.pop() {
+            Some(b) => Json(b).into_response(),
+            None => return Err(ApiError::invalid("nothing was spawned")),
+        }
     };
     Ok((StatusCode::CREATED, out).into_response())
 }

@@ -66,7 +66,12 @@ pub async fn upgrade(
             return ApiError::bad_request("websocket_required", e.to_string()).into_response()
         }
     };
-    ws.on_upgrade(move |socket| session(socket, state, world, format, every, sub))
+    // Commands are small; a message past the REST size limit closes the
+    // connection with 1009 (a 17 MB one dropped it without a close frame).
+    let limit = state.limits().max_request_bytes;
+    ws.max_message_size(limit)
+        .max_frame_size(limit)
+        .on_upgrade(move |socket| session(socket, state, world, format, every, sub))
 }
 
 fn to_message(f: &Frame) -> Message {
@@ -141,7 +146,20 @@ async fn session(
                         return;
                     }
                 }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                Some(Err(e)) => {
+                    // (The socket reports a message or frame past the limit
+                    // as a capacity error; say so before closing.)
+                    if e.to_string().contains("Space limit exceeded") {
+                        let _ = socket
+                            .send(Message::Close(Some(CloseFrame {
+                                code: 1009,
+                                reason: "message too big".into(),
+                            })))
+                            .await;
+                    }
+                    return;
+                }
+                Some(Ok(Message::Close(_))) | None => return,
                 Some(Ok(_)) => {}
             },
             _ = shutdown.cancelled() => break,

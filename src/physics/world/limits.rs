@@ -283,12 +283,22 @@ impl World {
     }
 
     /// The box body `i` may sweep in the next step: `aabb` (its broad-phase
-    /// box) and that box moved by its velocity over the step.
+    /// box) and that box moved by its velocity over the step, and for a
+    /// dynamic body by what gravity adds to it in the step (`g·dt²`, as
+    /// the solver's substeps integrate it; the cables' boxes count their
+    /// fall too). Without it a column of 1,100 spheres at 1 Hz took a
+    /// gravity of 1,000 m/s², and its steps then listed 604,000 pairs (a
+    /// reviewer's case).
     fn body_sweep(&self, i: u32, aabb: Aabb) -> (Vec3, Vec3) {
-        let d = self
-            .bodies
-            .by_index(i)
-            .map_or(Vec3::ZERO, |b| b.linear_velocity * self.settings.dt);
+        let dt = self.settings.dt;
+        let d = self.bodies.by_index(i).map_or(Vec3::ZERO, |b| {
+            let fall = if b.kind == super::BodyKind::Dynamic {
+                self.settings.gravity * (dt * dt)
+            } else {
+                Vec3::ZERO
+            };
+            b.linear_velocity * dt + fall
+        });
         let s = aabb.swept(d);
         (s.min, s.max)
     }
