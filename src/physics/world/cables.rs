@@ -122,7 +122,6 @@ impl World {
         self.cable_sleep_links.clear();
         if self.cables.is_empty() {
             self.cable_stats = Default::default();
-            self.stepped_cable_overlaps(Some(0));
             return;
         }
         // Large systems (by their awake cables' particles: a sleeping
@@ -223,7 +222,6 @@ impl World {
             // (The supports of bodies resting on them stay.)
             self.cable_stats = Default::default();
             self.cable_stats.asleep = self.cables.len() as u64;
-            self.stepped_cable_overlaps(None);
             return;
         }
         self.moved_cables
@@ -314,7 +312,6 @@ impl World {
         self.update_cable_sleep(&sys, dt);
         self.cable_stats = sys.stats;
         self.cable_stats.asleep = self.cables.iter().filter(|c| c.sleeping).count() as u64;
-        self.stepped_cable_overlaps(Some(sys.stats.candidates));
         self.cable_system = sys;
     }
 

@@ -129,7 +129,6 @@ impl World {
             self.tick
         ));
         self.moved_cables.clear();
-        self.cable_overlap_count = None;
         self.cable_stats = CableStats {
             ms_pairs: stats.ms_pairs,
             ms_extend: stats.ms_extend,
@@ -238,34 +237,11 @@ impl World {
         count_overlaps_with(&boxes, fresh, skip, limit)
     }
 
-    /// After a cable stage: the world's count of its cables' overlaps is
-    /// the pairs of segment boxes the stage's grid listed (`Some`, its
-    /// [`CableStats::candidates`]: before its filter, which would let
-    /// cables added step after step in as if the others had fewer), or,
-    /// with every cable asleep and nothing moved (`None`), the count as it
-    /// was. Counting them all again at the first cable added after a step
-    /// took 20–50 ms in the 50,000-segment heap.
-    ///
-    /// Pairs of two sleeping cables' segments are not in the step's list
-    /// (they cost it nothing), so a heap partly asleep counts fewer pairs
-    /// than it would awake; what wakes together is bounded by the step's
-    /// own limit ([`MAX_STEP_PAIRS`]).
-    pub(super) fn stepped_cable_overlaps(&mut self, candidates: Option<u64>) {
-        let next = self.tick + 1;
-        self.cable_overlap_count = match (candidates, self.cable_overlap_count) {
-            (Some(n), _) => Some((next, n)),
-            (None, Some((tick, n))) if tick == self.tick => Some((next, n)),
-            (None, _) => None,
-        };
-    }
-
     /// The cables from `first` on (the newest) join if the world's
     /// overlapping segment sweeps stay within [`MAX_OVERLAPS`]: those of
-    /// the cables before them as the last step's grid listed them
-    /// ([`Self::stepped_cable_overlaps`]), or counted in full when there is
-    /// no such count (before the first step, after a removal, a fault, or
-    /// a change of the step rate or gravity), then kept up by each cable
-    /// added.
+    /// the cables before them are counted in full once a step (at the
+    /// first cable added after it, or after one was removed), then kept up
+    /// by each cable added.
     pub(super) fn check_new_cables(&mut self, first: usize) -> Result<(), String> {
         let before = match self.cable_overlap_count {
             Some((tick, n)) if tick == self.tick => n,
@@ -524,12 +500,6 @@ mod tests {
 
     /// Every pair of segment sweeps that overlap, by brute force.
     fn all_overlaps(w: &World) -> u64 {
-        overlaps_from(w, 0)
-    }
-
-    /// The overlaps of segment sweeps of cables from `first` on with each
-    /// other and every other cable, by brute force.
-    fn overlaps_from(w: &World, first: usize) -> u64 {
         let dt = w.settings.dt;
         let mut segs = Vec::new();
         for (ci, c) in w.cables.iter().enumerate() {
@@ -541,21 +511,19 @@ mod tests {
         for (i, a) in segs.iter().enumerate() {
             for b in &segs[i + 1..] {
                 let neighbours = a.0 == b.0 && a.1.abs_diff(b.1) <= 1;
-                let new = a.0 >= first || b.0 >= first;
-                n += (new && !neighbours && overlap(&a.2, &b.2)) as u64;
+                n += (!neighbours && overlap(&a.2, &b.2)) as u64;
             }
         }
         n
     }
 
-    /// The world's count of its cables' overlaps is, after a step, the
-    /// pairs of boxes the step's grid listed (not its pairs, which its
-    /// filter thins out: cables added step after step would each be let in
-    /// as if the others had fewer), then each cable added adds its own;
-    /// with every cable asleep it stays; after a removal it is counted
-    /// again in full.
+    /// The world's count of its cables' overlaps is, after a step (and
+    /// after a removal), all of them counted again: not the step's pairs,
+    /// which its filter thins out (so cables added step after step were
+    /// each let in as if the others had fewer); then each cable added
+    /// adds its own.
     #[test]
-    fn after_a_step_the_worlds_cable_overlaps_are_the_steps_listed_pairs() {
+    fn the_worlds_cable_overlaps_are_counted_again_after_a_step_and_a_removal() {
         let mut w = World::new(crate::physics::WorldSettings {
             gravity: Vec3::ZERO,
             ..Default::default()
@@ -573,50 +541,49 @@ mod tests {
         for _ in 0..5 {
             w.step();
         }
-        let (pairs, listed) = (w.cable_stats.pairs, w.cable_stats.candidates);
-        assert!(
-            listed > pairs,
-            "{listed} listed, {pairs} pairs after the filter"
-        );
-        assert_eq!(w.cable_overlap_count, Some((w.tick, listed)));
+        let pairs = w.cable_stats.pairs;
         let id = w.add_cable(&thread(10)).unwrap();
-        let own = overlaps_from(&w, 10);
-        assert!(own > 0);
-        assert_eq!(w.cable_overlap_count, Some((w.tick, listed + own)));
+        let n = all_overlaps(&w);
+        assert_eq!(w.cable_overlap_count.unwrap().1, n);
+        assert!(n > pairs, "{n} overlaps, {pairs} pairs after the filter");
         w.remove_cable(id);
         w.add_cable(&thread(11)).unwrap();
         assert_eq!(w.cable_overlap_count.unwrap().1, all_overlaps(&w));
-        // Asleep, at rest: the count is kept from step to step.
-        let mut still = World::default();
-        for k in 0..3 {
-            let y = 0.1 + 0.05 * k as f32;
-            still
-                .add_cable(&CableSpec::new([0.0, y, 0.0], [1.0, y, 0.0], 10))
+        // Asleep, the cables' overlaps still count (their pairs are not in
+        // a step's list: a count taken from it let asleep batches pile up
+        // without bound, a reviewer's case).
+        let mut heap = World::default();
+        heap.add_body(
+            &crate::physics::BodySpec::new(crate::physics::ShapeSpec::Plane {
+                normal: [0.0, 1.0, 0.0],
+                offset: 0.0,
+            })
+            .kind(crate::physics::BodyKind::Static),
+        )
+        .unwrap();
+        for k in 0..30 {
+            let y = 0.02 + 0.005 * k as f32;
+            let z = 0.01 * k as f32;
+            heap.add_cable(&CableSpec::new([0.0, y, z], [2.0, y, 0.3 - z], 20))
                 .unwrap();
         }
-        still
-            .add_body(
-                &crate::physics::BodySpec::new(crate::physics::ShapeSpec::Plane {
-                    normal: [0.0, 1.0, 0.0],
-                    offset: 0.0,
-                })
-                .kind(crate::physics::BodyKind::Static),
-            )
-            .unwrap();
-        let mut asleep_at = None;
-        for _ in 0..600 {
-            still.step();
-            if still.cables.iter().all(|c| c.sleeping) {
-                asleep_at = Some(still.tick);
+        let mut asleep = false;
+        for _ in 0..900 {
+            heap.step();
+            asleep = heap.cables.iter().all(|c| c.sleeping);
+            if asleep {
                 break;
             }
         }
-        let at = asleep_at.expect("the cables fall asleep");
-        let count = still.cable_overlap_count.unwrap().1;
-        for _ in 0..3 {
-            still.step();
-        }
-        assert!(still.cables.iter().all(|c| c.sleeping));
-        assert_eq!(still.cable_overlap_count, Some((at + 3, count)));
+        assert!(asleep, "the heap sleeps");
+        heap.add_cable(&CableSpec::new([50.0, 1.0, 0.0], [52.0, 1.0, 0.0], 20))
+            .unwrap();
+        heap.step();
+        assert!(heap.cables[..30].iter().all(|c| c.sleeping));
+        heap.add_cable(&CableSpec::new([60.0, 1.0, 0.0], [62.0, 1.0, 0.0], 20))
+            .unwrap();
+        let n = all_overlaps(&heap);
+        assert!(n > 500, "{n}");
+        assert_eq!(heap.cable_overlap_count.unwrap().1, n);
     }
 }

@@ -135,7 +135,12 @@ impl CableSystem {
             while b < self.segs.len() && same(b) {
                 b += 1;
             }
-            if !cables.contains(&(a, b)) {
+            // (Not a cable with a particle held back from a body: a
+            // dynamic body would not get the momentum the pull takes from
+            // its neighbours.)
+            let (first, end) = (self.segs[a].p as usize, self.segs[b - 1].p as usize + 2);
+            let held_back = self.held.iter().any(|&i| (first..end).contains(&i));
+            if !held_back && !cables.contains(&(a, b)) {
                 cables.push((a, b));
             }
         }
