@@ -317,3 +317,40 @@ proptest! {
         prop_assert!(toi.is_some_and(|t| t <= t_star), "toi {:?}, contact at {}", toi, t_star);
     }
 }
+
+/// Two segments of a cable throw's substep that stay 1.83 mm apart
+/// throughout (the pair's plane separates them by that much at both ends,
+/// and so over the whole motion; 10,000 samples of the motion agree). The
+/// coplanarity cubic changes sign at t = 0.70 and the edges' closest points
+/// are inside both at 0, 0.5 and 1, which the search's shortcut took for an
+/// evident contact: it reported one at t = 0.70, with a single separation
+/// test. Its leaves now look again where the edges are clearly apart.
+#[test]
+fn edge_edge_apart_throughout_is_no_contact_though_the_shortcut_calls_one() {
+    use glam::DVec3 as D;
+    let start = [
+        D::new(0.6632810235023499, 1.0061084032058716, 0.17575694620609283),
+        D::new(0.7320228815078735, 0.9272663593292236, 0.265322208404541),
+        D::new(0.7113731503486633, 0.96933513879776, 0.23532743752002716),
+        D::new(0.7053875923156738, 0.9586603045463562, 0.22761788964271545),
+    ];
+    let end = [
+        D::new(0.6632795929908752, 1.0031529664993286, 0.17588381469249725),
+        D::new(0.7380250692367554, 0.932317316532135, 0.2673788368701935),
+        D::new(0.7081953883171082, 0.9591787457466125, 0.22508275508880615),
+        D::new(0.7097015976905823, 0.9720391631126404, 0.21880656480789185),
+    ];
+    assert_eq!(EdgeEdgeQuery::new(start, end).toi(), None);
+    // A true contact of the same kind is still found: B moved onto A's
+    // line at t = 0.70 (its segment crossing A's in the interior).
+    let t_hit = 0.6997768988451147;
+    let at = |i: usize| start[i].lerp(end[i], t_hit);
+    let mid_a = at(0).lerp(at(1), 0.5);
+    let shift = mid_a - at(2).lerp(at(3), 0.5);
+    let (s2, e2) = (
+        [start[0], start[1], start[2] + shift, start[3] + shift],
+        [end[0], end[1], end[2] + shift, end[3] + shift],
+    );
+    let toi = EdgeEdgeQuery::new(s2, e2).toi();
+    assert!(toi.is_some_and(|t| t <= t_hit), "{toi:?}");
+}
