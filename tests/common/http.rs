@@ -1,10 +1,15 @@
 //! A server on port 0 for tests, and a minimal HTTP/1.1 client.
 #![allow(dead_code)]
 
+use arbiter::protocol::binary::BinaryDecoder;
+use arbiter::protocol::ServerMessage;
 use arbiter::server::{run, AppState, Limits};
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
 pub struct Server {
@@ -83,4 +88,53 @@ pub async fn pause(addr: SocketAddr, id: &str) -> (u16, Value) {
         Some(json!({"paused": true})),
     )
     .await
+}
+
+/// A world with a floor, ticking at 60 Hz.
+pub fn ball_world() -> Value {
+    json!({"scene": {"world": {"name": "t", "tick_hz": 60}, "bodies": [
+        {"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}}
+    ]}})
+}
+
+pub type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+pub async fn ws(addr: SocketAddr, world: &str, query: &str) -> Ws {
+    let url = format!("ws://{addr}/v1/worlds/{world}/stream{query}");
+    tokio_tungstenite::connect_async(url).await.unwrap().0
+}
+
+pub async fn next_json(s: &mut Ws) -> Option<Value> {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), s.next())
+            .await
+            .ok()??
+        {
+            Ok(Message::Text(t)) => return serde_json::from_str(t.as_str()).ok(),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            _ => {}
+        }
+    }
+}
+
+/// The tick number of the next binary tick frame.
+pub async fn next_binary_tick(s: &mut Ws, dec: &mut BinaryDecoder) -> u64 {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), s.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Binary(b) = msg {
+            if let ServerMessage::Tick { tick, .. } = dec.decode(&b).unwrap() {
+                return tick;
+            }
+        }
+    }
+}
+
+pub async fn tick_of(addr: SocketAddr, id: &str) -> u64 {
+    let (_, w) = json_req(addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    w["tick"].as_u64().unwrap()
 }

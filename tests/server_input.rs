@@ -1,0 +1,423 @@
+//! The server's answers to bad or odd input over real sockets (port 0):
+//! every REST error path and its code, bodies too large or too slow,
+//! stream messages past the size limit, and a spawn's reply.
+
+use arbiter::server::Limits;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+
+#[path = "common/http.rs"]
+mod http_client;
+use http_client::{
+    ball_world, http, json_req, new_world, next_json, start, start_with, tick_of, ws,
+};
+
+/// A spawn's reply is the body as `GET` gives it, to the byte: its f32
+/// numbers as written (it had its keys sorted and its numbers widened,
+/// `"radius":0.20000000298023224`), single and in a batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawn_replies_with_the_body_as_get_gives_it() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let spec = r#"{"kind":"static","shape":{"type":"sphere","radius":0.2},"position":[3,0.1,0],"friction":0.3}"#;
+    let (st, posted) = http(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(spec),
+    )
+    .await;
+    assert_eq!(st, 201, "{posted}");
+    assert!(
+        posted.contains(r#""radius":0.2}"#) && posted.contains(r#""friction":0.3,"#),
+        "{posted}"
+    );
+    let body: Value = serde_json::from_str(&posted).unwrap();
+    let url = format!("/v1/worlds/{id}/bodies/{}", body["id"]);
+    let (_, got) = http(srv.addr, "GET", &url, None).await;
+    assert_eq!(posted, got);
+    let batch = format!(r#"{{"bodies":[{spec}]}}"#);
+    let (st, posted) = http(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/bodies"),
+        Some(&batch),
+    )
+    .await;
+    assert_eq!(st, 201, "{posted}");
+    let list: Value = serde_json::from_str(&posted).unwrap();
+    let url = format!("/v1/worlds/{id}/bodies/{}", list["bodies"][0]["id"]);
+    let (_, got) = http(srv.addr, "GET", &url, None).await;
+    assert_eq!(posted, format!(r#"{{"bodies":[{got}]}}"#));
+}
+
+/// A command message past the request size limit (1 MiB) closes the
+/// stream with 1009 "message too big" (a 17 MB one dropped the connection
+/// without a close frame); a second subscriber streams on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_past_the_size_limit_closes_the_stream_with_1009() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let mut big = ws(srv.addr, &id, "").await;
+    let mut other = ws(srv.addr, &id, "").await;
+    next_json(&mut big).await.unwrap();
+    next_json(&mut other).await.unwrap();
+    let label = "x".repeat(2 << 20);
+    let cmd = json!({"type": "spawn", "body": {"shape": {"type": "sphere", "radius": 1}, "label": label}});
+    // (The server may close before the client has written it all.)
+    let _ = big.send(Message::Text(cmd.to_string().into())).await;
+    let mut code = None;
+    for _ in 0..600 {
+        match tokio::time::timeout(Duration::from_secs(5), big.next()).await {
+            Ok(Some(Ok(Message::Close(f)))) => {
+                code = f.map(|f| u16::from(f.code));
+                break;
+            }
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("no close frame: {other:?}"),
+        }
+    }
+    assert_eq!(code, Some(1009));
+    let before = tick_of(srv.addr, &id).await;
+    let mut ticks = 0;
+    while ticks < 5 {
+        let m = next_json(&mut other).await.unwrap();
+        ticks += (m["type"] == "tick") as u32;
+    }
+    assert!(tick_of(srv.addr, &id).await > before);
+}
+
+/// A request whose `Content-Length` is past the size limit is refused at
+/// once, whatever comes after (a request declaring 1 GB and sending `{`
+/// hung for good), and one whose body does not arrive within the body
+/// timeout gets 408; both in the error shape, and the server serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_come_is_not_waited_for() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let srv = start_with(Limits {
+        body_timeout: std::time::Duration::from_millis(500),
+        ..Limits::default()
+    })
+    .await;
+    let addr = srv.addr;
+    let send = |length: u64, body: &'static str| async move {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let req = format!(
+            "POST /v1/worlds HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n{body}"
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("an answer, not a wait")
+            .unwrap();
+        String::from_utf8_lossy(&buf[..n]).to_string()
+    };
+    // (Waiting for the body would have ended in 408 after the timeout.)
+    let huge = send(999_999_999, "{").await;
+    assert!(huge.starts_with("HTTP/1.1 413"), "{huge}");
+    assert!(huge.contains(r#""code":"payload_too_large""#), "{huge}");
+    let slow = send(100, "{").await;
+    assert!(slow.starts_with("HTTP/1.1 408"), "{slow}");
+    assert!(slow.contains(r#""code":"request_timeout""#), "{slow}");
+    let (st, _) = json_req(srv.addr, "POST", "/v1/worlds", Some(serde_json::json!({}))).await;
+    assert_eq!(st, 201);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_path_returns_its_code() {
+    let srv = start_with(Limits {
+        max_request_bytes: 4096,
+        ..Limits::default()
+    })
+    .await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let bodies = format!("/v1/worlds/{id}/bodies");
+    let big = format!("{{\"name\":\"{}\"}}", "x".repeat(10_000));
+    let sphere = |extra: &str| format!("{{\"shape\":{{\"type\":\"sphere\",\"radius\":1}}{extra}}}");
+    let hull = r#"{"shape":{"type":"convex_hull","points":[[0,0,0],[1,0,0],[0,1,0],[1,1,0]]}}"#;
+    let ray = r#"{"origin":[0,1,0],"direction":[0,0,0],"max_distance":5}"#;
+    let cases: Vec<(&str, String, Option<String>, u16, &str)> = vec![
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some("{not json".into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"nmae":"x"}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(big),
+            413,
+            "payload_too_large",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"tick_hz":0}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        // Valid JSON whose number no float holds (serde calls it a syntax
+        // error; it answered 400 malformed_json).
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"tick_hz":1e999}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "PATCH",
+            format!("/v1/worlds/{id}"),
+            Some(r#"{"gravity":[0,-1e999,0]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        ("GET", "/v1/worlds/nope".into(), None, 404, "not_found"),
+        (
+            "GET",
+            "/v1/worlds/nope/bodies/1".into(),
+            None,
+            404,
+            "not_found",
+        ),
+        ("GET", format!("{bodies}/999"), None, 404, "not_found"),
+        ("GET", format!("{bodies}/abc"), None, 404, "not_found"),
+        ("DELETE", format!("{bodies}/999"), None, 404, "not_found"),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"shape":{"type":"sphere","radius":-1}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(sphere(r#","position":[0,1e39,0]"#)),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(sphere(r#","mass":-2"#)),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"shape":{"type":"plane","normal":[0,1,0]}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(hull.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"shape":{"type":"blob"}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("{bodies}/1/impulse"),
+            Some(r#"{"impulse":[1,0,0]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("{bodies}/999/impulse"),
+            Some(r#"{"impulse":[1,0,0]}"#.into()),
+            404,
+            "not_found",
+        ),
+        (
+            "PATCH",
+            format!("/v1/worlds/{id}"),
+            Some(r#"{"tick_hz":5000}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/step"),
+            Some(r#"{"steps":1}"#.into()),
+            409,
+            "not_paused",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/raycast"),
+            Some(ray.into()),
+            422,
+            "invalid_value",
+        ),
+        ("GET", "/nowhere".into(), None, 404, "not_found"),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?format=xml"),
+            None,
+            400,
+            "unsupported_format",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?every=0"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        // Query parameters that are not numbers, out of their type's range
+        // or given twice (axum answered these in plain text).
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?every=-1"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?every=18446744073709551616"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream?format=json&format=binary"),
+            None,
+            422,
+            "invalid_value",
+        ),
+        // A path segment that is not UTF-8 names no world.
+        ("GET", "/v1/worlds/%ff%fe".into(), None, 404, "not_found"),
+        (
+            "GET",
+            "/v1/worlds/%ff/stream".into(),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "DELETE",
+            format!("/v1/worlds/{id}/bodies/%ff"),
+            None,
+            404,
+            "not_found",
+        ),
+        // A struct read from an array of its fields in order.
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"["x",30,[0,1,0]]"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some("[]".into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"scene":[]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/v1/worlds".into(),
+            Some(r#"{"scene":{"world":["x",30,[0,1,0]]}}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"{"bodies":[[null,"dynamic",{"type":"sphere","radius":1}]]}"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            bodies.clone(),
+            Some(r#"[null,"dynamic",{"type":"sphere","radius":1}]"#.into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/cables"),
+            Some("[null,[0,5,0],[2,5,0]]".into()),
+            422,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            format!("/v1/worlds/{id}/raycast"),
+            Some("[[0,5,0],[0,-1,0],10]".into()),
+            422,
+            "invalid_value",
+        ),
+        // 100,000 segments wound into a millimetre: 5·10⁹ overlapping
+        // pairs (the process ran out of memory at its first step).
+        (
+            "POST",
+            format!("/v1/worlds/{id}/cables"),
+            Some(r#"{"from":[0,5,0],"to":[0,5,0.001],"segments":100000}"#.into()),
+            409,
+            "limit_reached",
+        ),
+    ];
+    for (method, path, body, status, code) in cases {
+        let (st, text) = http(srv.addr, method, &path, body.as_deref()).await;
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        assert_eq!(st, status, "{method} {path}: {text}");
+        assert_eq!(v["error"]["code"], code, "{method} {path}: {text}");
+        assert!(v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    // The world kept ticking through all of it, and nothing was lost.
+    let a = tick_of(srv.addr, &id).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    assert!(w["tick"].as_u64().unwrap() > a);
+    assert_eq!(w["body_count"], 1);
+    let (st, hit) = json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/raycast"),
+        Some(json!({"origin": [0, 5, 0], "direction": [0, -1, 0], "max_distance": 10})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    assert!(
+        (hit["hit"]["distance"].as_f64().unwrap() - 5.0).abs() < 1e-4,
+        "{hit}"
+    );
+}
