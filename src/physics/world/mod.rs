@@ -156,6 +156,9 @@ pub struct World {
     /// [`super::cable::MAX_OVERLAPS`]) and the tick they were counted at
     /// (`None`: count again).
     cable_overlap_count: Option<(u64, u64)>,
+    /// The overlapping segment sweeps among the sleeping cables, and a
+    /// hash of what they depend on (`world/limits.rs`).
+    sleeper_overlaps: Option<(u64, u64)>,
     /// Overlapping pairs the bodies added since the last step brought (see
     /// [`MAX_BODY_OVERLAPS`]).
     spawned_body_overlaps: u64,
@@ -209,6 +212,7 @@ impl World {
             cable_stats: Default::default(),
             moved_cables: Vec::new(),
             cable_overlap_count: None,
+            sleeper_overlaps: None,
             spawned_body_overlaps: 0,
             fault: None,
         }
