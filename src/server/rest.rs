@@ -164,11 +164,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
 pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiResult<T> {
     let bytes = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                "the request body is too large",
-            )
+            too_large()
         } else {
             ApiError::bad_request("bad_request", e.body_text())
         }
@@ -194,12 +190,11 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
 /// unknown field, or a number out of range: `1e999` is valid JSON, which
 /// serde reports as a syntax error).
 fn json_error(e: serde_json::Error) -> ApiError {
-    use serde_json::error::Category;
-    let out_of_range = e.to_string().starts_with("number out of range");
-    match e.classify() {
-        Category::Data => ApiError::invalid(format!("invalid request: {e}")),
-        _ if out_of_range => ApiError::invalid(format!("invalid request: {e}")),
-        _ => ApiError::bad_request("malformed_json", format!("malformed JSON: {e}")),
+    let data = e.classify() == serde_json::error::Category::Data;
+    if data || e.to_string().starts_with("number out of range") {
+        ApiError::invalid(format!("invalid request: {e}"))
+    } else {
+        ApiError::bad_request("malformed_json", format!("malformed JSON: {e}"))
     }
 }
 

@@ -537,22 +537,11 @@ impl Grid {
             return;
         }
         let limit = self.limit.unwrap_or(usize::MAX);
-        let buckets = self.counts.len().saturating_sub(1);
         let mut found = std::mem::take(&mut self.found);
         let mut upper = std::mem::take(&mut self.found_upper);
         found.clear();
         upper.clear();
-        // Halves of about equal entries.
-        let total = self.sorted.len();
-        let mid = self
-            .counts
-            .partition_point(|&c| (c as usize) < total / 2)
-            .min(buckets);
-        both(
-            par,
-            || self.bucket_pairs(0..mid, &skip, limit, &mut found),
-            || self.bucket_pairs(mid..buckets, &skip, limit, &mut upper),
-        );
+        self.scan_halves(&skip, par, limit, &mut found, &mut upper);
         found.append(&mut upper);
         self.big_pairs(boxes, &skip, limit, &mut found);
         if found.len() > limit {
@@ -592,21 +581,34 @@ impl Grid {
         if boxes.len() < 2 {
             return 0;
         }
+        let (mut lo, mut hi) = (Count(0), Count(0));
+        self.scan_halves(&skip, par, limit, &mut lo, &mut hi);
+        let mut count = Count(lo.0 + hi.0);
+        self.big_pairs(boxes, &skip, limit, &mut count);
+        count.0
+    }
+
+    /// The buckets' pairs ([`Self::bucket_pairs`]) in two halves of about
+    /// equal entries, into `lo` and `hi` (side by side with `par`).
+    fn scan_halves<S: PairSink + Send>(
+        &self,
+        skip: &(impl Fn(u32, u32) -> bool + Sync),
+        par: bool,
+        limit: usize,
+        lo: &mut S,
+        hi: &mut S,
+    ) {
         let buckets = self.counts.len().saturating_sub(1);
         let total = self.sorted.len();
         let mid = self
             .counts
             .partition_point(|&c| (c as usize) < total / 2)
             .min(buckets);
-        let (mut lo, mut hi) = (Count(0), Count(0));
         both(
             par,
-            || self.bucket_pairs(0..mid, &skip, limit, &mut lo),
-            || self.bucket_pairs(mid..buckets, &skip, limit, &mut hi),
+            || self.bucket_pairs(0..mid, skip, limit, lo),
+            || self.bucket_pairs(mid..buckets, skip, limit, hi),
         );
-        let mut count = Count(lo.0 + hi.0);
-        self.big_pairs(boxes, &skip, limit, &mut count);
-        count.0
     }
 
     /// The pairs of the boxes kept out of the grid ([`Self::pairs`]), each

@@ -94,16 +94,15 @@ impl CableSystem {
     fn drain_and_pull(&mut self, h: f32) {
         let mut frozen_list: Vec<usize> = Vec::new();
         self.drain(h, &mut frozen_list);
-        let mut seeds = frozen_list.clone();
-        let mut done = frozen_list.len();
+        // (Each round pulls for what the last one froze.)
+        let mut from = 0;
         for _ in 0..MAX_PULLS {
-            if seeds.is_empty() || !self.pull_onto_held(&seeds, h) {
+            let round = from..frozen_list.len();
+            if round.is_empty() || !self.pull_onto_held(&frozen_list[round.clone()], h) {
                 break;
             }
+            from = round.end;
             self.drain(h, &mut frozen_list);
-            seeds.clear();
-            seeds.extend_from_slice(&frozen_list[done..]);
-            done = frozen_list.len();
         }
         for i in frozen_list {
             self.frozen[i] = false;
@@ -111,7 +110,7 @@ impl CableSystem {
     }
 
     /// The cables of the particles `seeds` (just held where the substep
-    /// began, or where a body carried them) solved again, every held and
+    /// began by the fail-safe) solved again, every held and
     /// pinned particle standing still: their free particles go back onto
     /// their links. The fail-safe holds a particle whatever its neighbours
     /// do, so the links to them stretched by the neighbours' motion in the

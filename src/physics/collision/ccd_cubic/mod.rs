@@ -736,11 +736,11 @@ fn search<G: PairGeometry>(
             // all along were reported touching. Primitives clearly apart at
             // the leaf get its cheap tests (at a true contact they are
             // within the noise, and nothing is tried).
-            if contact && {
+            if contact {
                 stats.separation_tests += 1;
-                sep.clearly_apart(ta, tb)
-            } {
-                continue;
+                if sep.clearly_apart(ta, tb) {
+                    continue;
+                }
             }
             result = Some(ta);
             break;
