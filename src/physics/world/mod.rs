@@ -153,9 +153,10 @@ pub struct World {
     /// Ids of the cables awake in the last step's cable stage.
     moved_cables: Vec<u64>,
     /// The world's cables' overlapping segment sweeps (see
-    /// [`super::cable::MAX_OVERLAPS`]) and the tick they were counted at
-    /// (`None`: count again).
-    cable_overlap_count: Option<(u64, u64)>,
+    /// [`super::cable::MAX_OVERLAPS`]): the tick they were counted at
+    /// (`None`: count again), their number or a bound on it, and whether it
+    /// is exact (`world/limits.rs`).
+    cable_overlap_count: Option<(u64, u64, bool)>,
     /// The overlapping segment sweeps among the sleeping cables, and a
     /// hash of what they depend on (`world/limits.rs`).
     sleeper_overlaps: Option<(u64, u64)>,
