@@ -606,7 +606,7 @@ impl Grid {
     /// (Counting only the pairs of entries that would report from their
     /// bucket, by the axes they start along, halved the bound for the
     /// cables bench's heap but doubled the time: the buckets must be
-    /// filled.) The grid answers no query afterwards.
+    /// filled.) The grid holds no box afterwards.
     pub(crate) fn pair_bound(&mut self, boxes: &[(Vec3, Vec3)], par: bool) -> u64 {
         self.build_with(boxes, par, false);
         let shared: u64 = self
@@ -617,9 +617,12 @@ impl Grid {
                 d * d.saturating_sub(1) / 2
             })
             .sum();
+        let bound = shared + self.big.len() as u64 * boxes.len().saturating_sub(1) as u64;
         self.table = Table::Empty;
         self.counts.clear();
-        shared + self.big.len() as u64 * boxes.len().saturating_sub(1) as u64
+        self.big.clear();
+        self.items = 0;
+        bound
     }
 
     /// The buckets' pairs ([`Self::bucket_pairs`]) in two halves of about

@@ -207,12 +207,15 @@ impl World {
 
     /// The overlapping pairs of segment sweeps ([`Self::segment_sweep`])
     /// among the cables `old` with those of `new` (each pair with one from
-    /// `new`, once), counted up to past `limit`.
+    /// `new`, once), counted up to past `limit`. With `reach` (each old
+    /// cable's sweeps' bounds, by cable), only the old cables whose bounds
+    /// meet the new ones' have their segments' sweeps taken.
     fn count_cable_overlaps(
         &self,
         old: impl Iterator<Item = usize>,
         new: impl Iterator<Item = usize> + Clone,
         limit: u64,
+        reach: Option<&[(Vec3, Vec3)]>,
     ) -> u64 {
         let (dt, g) = (self.settings.dt, self.settings.gravity);
         let boxes_of = |ci: usize| {
@@ -225,7 +228,12 @@ impl World {
         // The others' segments within the new ones' reach, then the new
         // ones'; with each box, its cable and segment.
         let (mut boxes, mut owner) = (Vec::new(), Vec::new());
-        for (b, o) in old.flat_map(boxes_of).filter(|(b, _)| overlap(b, &region)) {
+        let near = |ci: &usize| reach.is_none_or(|r| overlap(&r[*ci], &region));
+        for (b, o) in old
+            .filter(near)
+            .flat_map(boxes_of)
+            .filter(|(b, _)| overlap(b, &region))
+        {
             boxes.push(b);
             owner.push(o);
         }
@@ -251,7 +259,7 @@ impl World {
         let (asleep, awake): (Vec<usize>, Vec<usize>) =
             (0..upto).partition(|&c| self.cables[c].sleeping);
         if asleep.is_empty() {
-            return self.count_cable_overlaps(0..0, 0..upto, MAX_OVERLAPS);
+            return self.count_cable_overlaps(0..0, 0..upto, MAX_OVERLAPS, None);
         }
         let key = {
             use std::hash::{Hash, Hasher};
@@ -272,14 +280,14 @@ impl World {
         let among_asleep = match self.sleeper_overlaps {
             Some((k, n)) if k == key => n,
             _ => {
-                let n = self.count_cable_overlaps(0..0, asleep.iter().copied(), MAX_OVERLAPS);
+                let n = self.count_cable_overlaps(0..0, asleep.iter().copied(), MAX_OVERLAPS, None);
                 self.sleeper_overlaps = Some((key, n));
                 n
             }
         };
         let limit = MAX_OVERLAPS.saturating_sub(among_asleep);
         among_asleep
-            + self.count_cable_overlaps(asleep.iter().copied(), awake.iter().copied(), limit)
+            + self.count_cable_overlaps(asleep.iter().copied(), awake.iter().copied(), limit, None)
     }
 
     /// A bound on the overlapping pairs of segment sweeps among the cables
@@ -290,12 +298,21 @@ impl World {
     /// within [`MAX_OVERLAPS`] (8 million), and a cable spawned there is
     /// judged in 2–6 ms instead of 14–48.
     fn cable_overlap_bound(&self, upto: usize) -> u64 {
+        self.bound_and_reach(upto).0
+    }
+
+    /// [`Self::cable_overlap_bound`], and the bounds of each cable's
+    /// segment sweeps.
+    fn bound_and_reach(&self, upto: usize) -> (u64, Vec<(Vec3, Vec3)>) {
         let (dt, g) = (self.settings.dt, self.settings.gravity);
-        let boxes: Vec<(Vec3, Vec3)> = self.cables[..upto]
-            .iter()
-            .flat_map(|c| (0..c.segments()).map(move |k| Self::segment_sweep(c, k, dt, g)))
-            .collect();
-        Grid::default().pair_bound(&boxes, boxes.len() >= 4096)
+        let (mut boxes, mut reach) = (Vec::new(), Vec::with_capacity(upto));
+        for c in &self.cables[..upto] {
+            let from = boxes.len();
+            boxes.extend((0..c.segments()).map(|k| Self::segment_sweep(c, k, dt, g)));
+            reach.push(bounds(boxes[from..].iter().copied()).unwrap_or_default());
+        }
+        let bound = Grid::default().pair_bound(&boxes, boxes.len() >= 4096);
+        (bound, reach)
     }
 
     /// The cables from `first` on (the newest) join if the world's
@@ -306,36 +323,52 @@ impl World {
 
     /// [`Self::check_new_cables`] with a limit of `max` overlaps. Those of
     /// the cables before `first` are bounded once a step (at the first
-    /// cable added after it, or after one was removed:
-    /// [`Self::cable_overlap_bound`]), then kept up by each cable added,
-    /// and counted exactly ([`Self::all_cable_overlaps`]) only when the
-    /// bound would refuse a cable: a cable is refused on the exact count
-    /// alone. (The exact count of the bench's heap awake took 14–28 ms, a
-    /// stall of its world's tick at each first cable spawned after a
-    /// step.)
+    /// cable added after it, after one was removed or after the step rate
+    /// or gravity changed: [`Self::cable_overlap_bound`]), then kept up by
+    /// each cable added, and counted exactly
+    /// ([`Self::all_cable_overlaps`]) only when the bound would refuse a
+    /// cable: a cable is refused on the exact count alone. (The exact count
+    /// of the bench's heap awake took 14–48 ms, a stall of its world's tick
+    /// at each first cable spawned after a step.)
     fn check_new_cables_within(&mut self, first: usize, max: u64) -> Result<(), String> {
         let (mut before, mut exact) = match self.cable_overlap_count {
             Some((tick, n, exact)) if tick == self.tick => (n, exact),
-            _ => match self.cable_overlap_bound(first) {
-                n if n <= max => (n, false),
-                _ => (self.all_cable_overlaps(first), true),
-            },
+            _ => {
+                let (bound, reach) = self.bound_and_reach(first);
+                self.cable_reach = reach;
+                if bound <= max {
+                    // (No pair bound is no pair.)
+                    (bound, bound == 0)
+                } else {
+                    (self.all_cable_overlaps(first), true)
+                }
+            }
         };
+        let mut reach = std::mem::take(&mut self.cable_reach);
+        reach.truncate(first);
+        let new = first..self.cables.len();
         let mut limit = max.saturating_sub(before);
-        let mut count = self.count_cable_overlaps(0..first, first..self.cables.len(), limit);
+        let mut count = self.count_cable_overlaps(0..first, new.clone(), limit, Some(&reach));
         if count > limit && !exact {
             (before, exact) = (self.all_cable_overlaps(first), true);
             limit = max.saturating_sub(before);
-            count = self.count_cable_overlaps(0..first, first..self.cables.len(), limit);
+            count = self.count_cable_overlaps(0..first, new.clone(), limit, Some(&reach));
         }
         if count > limit {
             // (The count of the cables before them stands for the next.)
             self.cable_overlap_count = Some((self.tick, before, exact));
+            self.cable_reach = reach;
             return Err(format!(
                 "limit: the new cable segments would overlap in more than {limit} pairs (with each other and the world's cables, which overlap in {before}); a world's cables may overlap in at most {max} pairs: cables spawned into each other, fast, or thick for their segments' length"
             ));
         }
+        let (dt, g) = (self.settings.dt, self.settings.gravity);
+        for c in &self.cables[new] {
+            let sweeps = (0..c.segments()).map(|k| Self::segment_sweep(c, k, dt, g));
+            reach.push(bounds(sweeps).unwrap_or_default());
+        }
         self.cable_overlap_count = Some((self.tick, before + count, exact));
+        self.cable_reach = reach;
         Ok(())
     }
 
@@ -443,7 +476,7 @@ impl World {
         let n = self.cables.len();
         let cables = match self.cable_overlap_bound(n) {
             bound if bound <= MAX_OVERLAPS => bound,
-            _ => self.count_cable_overlaps(0..0, 0..n, MAX_OVERLAPS),
+            _ => self.count_cable_overlaps(0..0, 0..n, MAX_OVERLAPS, None),
         };
         let planes = self.planes.len() as u64;
         let mut bodies = planes * (self.bodies.len() as u64 - planes);
@@ -609,6 +642,8 @@ mod tests {
     fn assert_counted(w: &World) {
         let (_, n, exact) = w.cable_overlap_count.expect("counted");
         let brute = all_overlaps(w);
+        // Each cable's sweeps' bounds, kept alongside, as taken afresh.
+        assert_eq!(w.cable_reach, w.bound_and_reach(w.cables.len()).1);
         if exact {
             assert_eq!(n, brute);
         } else {
@@ -641,8 +676,14 @@ mod tests {
             w.step();
         }
         let pairs = w.cable_stats.pairs;
+        // Bounded again after the step, and the new cable's pairs added.
+        let (bound, before) = (w.cable_overlap_bound(w.cables.len()), all_overlaps(&w));
         let id = w.add_cable(&thread(10)).unwrap();
         let n = all_overlaps(&w);
+        assert_eq!(
+            w.cable_overlap_count,
+            Some((w.tick, bound + n - before, false))
+        );
         assert_counted(&w);
         assert!(n > pairs, "{n} overlaps, {pairs} pairs after the filter");
         assert_eq!(w.all_cable_overlaps(w.cables.len()), n);
@@ -761,18 +802,30 @@ mod tests {
         // Room under the bound: the bound is kept.
         try_add(&mut w, 12, bound + new).unwrap();
         assert_eq!(w.cable_overlap_count, Some((w.tick, bound + new, false)));
-        // Room under the exact count only: counted exactly, and joins.
-        let mut w = world();
-        try_add(&mut w, 12, exact + new).unwrap();
-        assert_eq!(w.cable_overlap_count, Some((w.tick, exact + new, true)));
+        // Room under the exact count only: counted exactly, and joins,
+        // whether the bound is past the limit already or only with the new
+        // cable's pairs.
+        for max in [exact + new, bound + new - 1] {
+            let mut w = world();
+            try_add(&mut w, 12, max).unwrap();
+            assert_eq!(w.cable_overlap_count, Some((w.tick, exact + new, true)));
+        }
         // No room: refused, and the exact count of the others kept.
         let mut w = world();
         let err = try_add(&mut w, 12, exact + new - 1).unwrap_err();
         assert!(err.starts_with("limit: "), "{err}");
         assert_eq!(w.cables.len(), 12);
         assert_eq!(w.cable_overlap_count, Some((w.tick, exact, true)));
-        // The next cable is judged on it.
+        assert_eq!(w.cable_reach, w.bound_and_reach(12).1);
+        // The next cable is judged on it, and one far off (only its own
+        // pairs) after it.
         try_add(&mut w, 12, exact + new).unwrap();
         assert_eq!(w.cable_overlap_count, Some((w.tick, exact + new, true)));
+        try_add(&mut w, 40, exact + new + 100).unwrap();
+        assert_eq!(
+            w.cable_overlap_count,
+            Some((w.tick, all_overlaps(&w), true))
+        );
+        assert_counted(&w);
     }
 }

@@ -157,6 +157,10 @@ pub struct World {
     /// (`None`: count again), their number or a bound on it, and whether it
     /// is exact (`world/limits.rs`).
     cable_overlap_count: Option<(u64, u64, bool)>,
+    /// While `cable_overlap_count` holds, the bounds of each cable's
+    /// segment sweeps (by cable), so that a cable added reads only the
+    /// cables near it.
+    cable_reach: Vec<(Vec3, Vec3)>,
     /// The overlapping segment sweeps among the sleeping cables, and a
     /// hash of what they depend on (`world/limits.rs`).
     sleeper_overlaps: Option<(u64, u64)>,
@@ -213,6 +217,7 @@ impl World {
             cable_stats: Default::default(),
             moved_cables: Vec::new(),
             cable_overlap_count: None,
+            cable_reach: Vec::new(),
             sleeper_overlaps: None,
             spawned_body_overlaps: 0,
             fault: None,
