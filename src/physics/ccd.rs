@@ -112,14 +112,28 @@ struct Event {
     version_b: u32,
 }
 
+/// An impact the pass resolved: the two bodies (dense indices), the
+/// normal impulse it gave them, and where and along which normal (from `a`
+/// to `b`) they met.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Impact {
+    pub a: u32,
+    pub b: u32,
+    pub impulse: f32,
+    pub point: Vec3,
+    pub normal: Vec3,
+}
+
 /// Runs the CCD pass over `bodies` (dense), with `neighbours[i]` the indices
-/// of the bodies body i may touch this step. `dt` is the step length.
+/// of the bodies body i may touch this step. `dt` is the step length. The
+/// impacts it resolves are appended to `impacts`.
 pub(crate) fn solve_impacts(
     bodies: &mut [CcdBody],
     neighbours: &[Vec<u32>],
     dt: f32,
     settings: &CcdSettings,
     restitution_threshold: f32,
+    impacts: &mut Vec<Impact>,
 ) -> CcdStats {
     let mut stats = CcdStats::default();
     let mut heap = BinaryHeap::new();
@@ -161,7 +175,20 @@ pub(crate) fn solve_impacts(
             continue;
         };
         let resolved = resolve(bodies, ia, ib, t, &manifold, dt, restitution_threshold);
-        if !resolved {
+        if let Some(impulse) = resolved {
+            let deepest = manifold
+                .points()
+                .iter()
+                .min_by(|p, q| p.separation.total_cmp(&q.separation))
+                .map_or(Vec3::ZERO, |p| p.point());
+            impacts.push(Impact {
+                a: e.a,
+                b: e.b,
+                impulse,
+                point: deepest,
+                normal: manifold.normal,
+            });
+        } else {
             // Not approaching where they touch now. Another part may still
             // swing through later in the step (a body pivoting on this
             // contact): look for the overlap deepening; else the pair is done.
@@ -258,6 +285,9 @@ fn next_impact(
                 t0,
                 &toi_settings,
             ) {
+                // Within the target distance as the step begins: as touching
+                // (see `plane_toi`).
+                Toi::Hit { t, .. } if t0 == 0.0 && t <= 0.0 => deepening(a, b, t0),
                 Toi::Hit { t, .. } => Some(t),
                 Toi::Overlapping => deepening(a, b, t0),
                 Toi::Miss => None,
@@ -336,7 +366,13 @@ fn plane_toi(a: &CcdBody, plane: &Plane, plane_pose: Pose, t0: f32, s: &ToiSetti
     for _ in 0..s.max_iterations {
         let pose = a.sweep.pose_at(t);
         let d = pl.distance(a.shape.support_world(&pose, -n));
-        if d <= 0.0 && t == t0 {
+        // Touching, or within the target distance as the step begins: the
+        // discrete contact holds it (it is within its reach), and only an
+        // overlap that deepens is an impact. Stopped there instead, a body
+        // that an impact had left at the target distance was stopped there
+        // again each step, and slept 5 mm above the ground with no contact
+        // (a reviewer's `ccd: true` sphere and box).
+        if t == t0 && (d <= 0.0 || (t0 == 0.0 && d <= s.target + s.tolerance)) {
             return PlaneToi::Touching;
         }
         if d <= s.target + s.tolerance {
@@ -363,7 +399,8 @@ fn contact_at(a: &CcdBody, b: &CcdBody, t: f32, reach: f32) -> Option<Manifold> 
 }
 
 /// Applies the impact impulses at time t and re-plans both sweeps from t.
-/// Returns false when the swept path does not go into the contact.
+/// Returns the total normal impulse, or `None` when the swept path does not
+/// go into the contact.
 #[allow(clippy::too_many_arguments)]
 fn resolve(
     bodies: &mut [CcdBody],
@@ -373,7 +410,7 @@ fn resolve(
     m: &Manifold,
     dt: f32,
     restitution_threshold: f32,
-) -> bool {
+) -> Option<f32> {
     let (a, b) = (&bodies[ia], &bodies[ib]);
     let com_a = a.sweep.com + a.sweep.dx * t;
     let com_b = b.sweep.com + b.sweep.dx * t;
@@ -388,7 +425,7 @@ fn resolve(
         path.dot(n) < -1.0e-6
     });
     if !approaching_path {
-        return false;
+        return None;
     }
     // Inverse inertia in world space at the impact pose.
     let world_inertia = |x: &CcdBody| {
@@ -469,7 +506,7 @@ fn resolve(
         body.w = w;
         replan(body, t, dt);
     }
-    true
+    Some(acc[..count].iter().sum())
 }
 
 /// Sets the body's sweep to continue from its pose at t with its velocity.
@@ -581,6 +618,7 @@ mod tests {
                 1.0 / 60.0,
                 &CcdSettings::default(),
                 1.0,
+                &mut Vec::new(),
             );
             assert!(stats.events <= 4, "dx {dx}: {stats:?}");
             for b in &bodies {

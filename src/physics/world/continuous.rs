@@ -16,6 +16,7 @@ impl World {
     /// Stage 5: sweeps the bodies that could have tunnelled (see `ccd.rs`).
     pub(super) fn continuous(&mut self, dt: f32) {
         self.ccd_stats = CcdStats::default();
+        self.ccd_impacts.clear();
         let settings = self.settings.ccd;
         if !settings.enabled {
             return;
@@ -114,13 +115,21 @@ impl World {
                 }
             })
             .collect();
+        let mut impacts = Vec::new();
         self.ccd_stats = ccd::solve_impacts(
             &mut items,
             &neighbours,
             dt,
             &settings,
             self.settings.solver.restitution_threshold,
+            &mut impacts,
         );
+        // By the pair's slots, lower first, the normal from it.
+        self.ccd_impacts.extend(impacts.iter().map(|i| {
+            let (a, b) = (order[i.a as usize], order[i.b as usize]);
+            let normal = if a < b { i.normal } else { -i.normal };
+            (a.min(b), a.max(b), i.impulse, i.point, normal)
+        }));
         let updates: Vec<(u32, Pose, Vec3, Vec3)> = items
             .iter()
             .zip(&order)
