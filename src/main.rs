@@ -100,7 +100,27 @@ async fn shutdown_signal() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Bad flags get one line and exit 2, as bad scenes get one line (clap's
+    // own message runs to a usage block); help and the version print as
+    // clap prints them.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // (The message's lines before the usage, joined: "the following
+            // required arguments were not provided:" lists them below.)
+            let text = e.to_string();
+            let message: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+                .collect();
+            let message = message.join(" ");
+            eprintln!("arbiter: {}", message.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Some(Command::Simulate {
             scene,
@@ -112,14 +132,22 @@ fn main() -> ExitCode {
             let mut lock = std::io::BufWriter::new(stdout.lock());
             arbiter::simulate::run(&scene, steps, output.as_deref(), every, &mut lock)
         }
-        Some(Command::CcdQueries { files, per_query }) => files.iter().try_for_each(|f| {
-            let text = arbiter::physics::ccd_queries::run_file(f, per_query)?;
-            print!("{text}");
-            if !text.ends_with('\n') {
-                println!();
-            }
-            Ok(())
-        }),
+        Some(Command::CcdQueries { files, per_query }) => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let io = |e: std::io::Error| format!("cannot write output: {e}");
+            files
+                .iter()
+                .try_for_each(|f| {
+                    let text = arbiter::physics::ccd_queries::run_file(f, per_query)?;
+                    out.write_all(text.as_bytes()).map_err(io)?;
+                    if !text.ends_with('\n') {
+                        out.write_all(b"\n").map_err(io)?;
+                    }
+                    Ok(())
+                })
+                .and_then(|()| out.flush().map_err(io))
+        }
         Some(Command::Serve {
             addr,
             scene,

@@ -76,7 +76,9 @@ pub fn run(
         None if every.is_none() => writeln!(out, "{text}").map_err(io)?,
         None => {}
     }
-    Ok(())
+    // (The last lines may still be buffered: a full disk or a closed pipe
+    // shows only here, and exited 0 before.)
+    out.flush().map_err(io)
 }
 
 fn write_line(

@@ -257,3 +257,112 @@ fn serve_with_a_bad_scene_exits_with_one_line() {
         "{err}"
     );
 }
+
+/// Bad flags get one line and exit 2 (clap's message ran to a usage
+/// block); `--help` still prints the usage and exits 0.
+#[test]
+fn bad_flags_fail_with_one_line() {
+    let drop = scene("drop.json");
+    let drop = drop.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["simulate", drop, "--steps", "-1"],
+            "unexpected argument '-1' found",
+        ),
+        (
+            vec!["simulate", drop, "--steps", "abc"],
+            "invalid value 'abc' for '--steps <STEPS>'",
+        ),
+        (vec!["--bogus"], "unexpected argument '--bogus' found"),
+        (
+            vec!["simulate"],
+            "the following required arguments were not provided: --steps <STEPS> <SCENE>",
+        ),
+    ] {
+        let o = bin().args(&args).output().unwrap();
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("arbiter: {says}")),
+            "{args:?}: {err}"
+        );
+    }
+    let help = bin().args(["simulate", "--help"]).output().unwrap();
+    assert!(help.status.success());
+    assert!(String::from_utf8(help.stdout).unwrap().contains("Usage: "));
+}
+
+/// `serve --max-bodies` holds for every world, not only those made over
+/// REST: the demo or a `--scene` world past it stops the server at start
+/// with one line (both ran with 61 bodies under `--max-bodies 2`, a
+/// reviewer's case).
+#[test]
+fn serve_refuses_the_demo_or_a_scene_past_max_bodies() {
+    let p = tmp("seventy-bodies.json");
+    let spheres: Vec<String> = (0..70)
+        .map(|k| format!(r#"{{"shape":{{"type":"sphere","radius":0.4}},"position":[{k},0,0]}}"#))
+        .collect();
+    std::fs::write(&p, format!(r#"{{"bodies":[{}]}}"#, spheres.join(","))).unwrap();
+    let path = p.display().to_string();
+    for (max, expect) in [
+        (
+            "2",
+            "the demo world: too many bodies for one world: 61, at most 2".to_string(),
+        ),
+        (
+            "65",
+            format!("{path}: too many bodies for one world: 70, at most 65"),
+        ),
+    ] {
+        let o = bin()
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--max-bodies",
+                max,
+                "--scene",
+            ])
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8(o.stderr).unwrap();
+        let last = err.trim_end().lines().last().unwrap_or("");
+        assert_eq!(last, format!("arbiter: {expect}"), "{err}");
+    }
+}
+
+/// Output that cannot be written (a full disk: `/dev/full`) fails with one
+/// line and a non-zero exit, whether it is the final scene, the `--every`
+/// lines or the CCD queries' report: the buffered last write was never
+/// checked, and `simulate` exited 0 (a reviewer's case).
+#[test]
+fn output_that_cannot_be_written_fails_with_one_line() {
+    let full = std::path::Path::new("/dev/full");
+    if !full.exists() {
+        return;
+    }
+    let drop = scene("drop.json");
+    let drop = drop.to_str().unwrap();
+    let data = ccd_data().join("unit-tests/edge-edge/data_0_0.csv");
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["simulate", drop, "--steps", "5"],
+        vec!["simulate", drop, "--steps", "5", "--every", "1"],
+    ];
+    if data.exists() {
+        runs.push(vec!["ccd-queries", data.to_str().unwrap()]);
+    }
+    for args in runs {
+        let out = bin()
+            .args(&args)
+            .stdout(std::fs::File::create(full).unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("cannot write output"), "{args:?}: {err}");
+    }
+}

@@ -55,7 +55,7 @@ impl Body {
     /// Builds a body from a spec; `id` is the wire id. Errors are one line.
     pub fn from_spec(spec: &BodySpec, id: u64) -> Result<Body, String> {
         let shape = spec.validate()?;
-        let rotation = Quat::from_array(spec.rotation).normalize();
+        let rotation = super::math::unit_quat(Quat::from_array(spec.rotation));
         let pose = Pose::new(Vec3::from_array(spec.position), rotation);
         let (mass, local_center, inv_mass, inv_inertia_local) = match spec.kind {
             BodyKind::Dynamic => {

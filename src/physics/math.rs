@@ -89,3 +89,17 @@ pub(crate) fn lcg(seed: &mut u64) -> f32 {
         .wrapping_add(1442695040888963407);
     ((*seed >> 40) as f32) / (1u64 << 24) as f32
 }
+
+/// `q` as a unit quaternion: as it is when its length is 1 to within f32
+/// rounding (a few units in the last place, as the engine leaves its
+/// rotations), else normalized. Normalizing a rotation that is already one
+/// changes its last bits, so a snapshot loaded back (and saved again)
+/// turned each rotation slightly, never settling, and the two runs parted
+/// by metres in 300 steps of a pile (a reviewer's case).
+pub fn unit_quat(q: Quat) -> Quat {
+    if (q.length_squared() - 1.0).abs() <= 1.0e-6 {
+        q
+    } else {
+        q.normalize()
+    }
+}

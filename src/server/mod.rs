@@ -100,7 +100,19 @@ impl AppState {
     }
 
     /// Starts a world on its own thread; `id` None picks the next "wN".
+    /// A world with more bodies than a world may hold is refused, wherever
+    /// it comes from (a REST scene, `serve --scene`, the demo).
     pub fn add_world(&self, id: Option<&str>, world: World) -> ApiResult<String> {
+        let (bodies, most) = (
+            world.bodies().count(),
+            self.inner.limits.max_bodies_per_world,
+        );
+        if bodies > most {
+            return Err(ApiError::conflict(
+                "limit_reached",
+                format!("too many bodies for one world: {bodies}, at most {most}"),
+            ));
+        }
         let mut worlds = self.inner.worlds.write().expect("worlds lock");
         if worlds.len() >= self.inner.limits.max_worlds {
             return Err(ApiError::conflict(
@@ -222,11 +234,15 @@ pub async fn serve(
     let token = CancellationToken::new();
     let state = AppState::new(config.limits, token.clone());
     let demo = World::from_scene(&demo_scene())?;
-    state.add_world(Some("demo"), demo).map_err(|e| e.message)?;
+    state
+        .add_world(Some("demo"), demo)
+        .map_err(|e| format!("the demo world: {}", e.message))?;
     for path in &config.scenes {
         let scene = crate::simulate::load_scene(path)?;
         let world = World::from_scene(&scene).map_err(|e| format!("{}: {e}", path.display()))?;
-        let id = state.add_world(None, world).map_err(|e| e.message)?;
+        let id = state
+            .add_world(None, world)
+            .map_err(|e| format!("{}: {}", path.display(), e.message))?;
         tracing::info!(world = %id, scene = %path.display(), "world started");
     }
     let local = listener.local_addr().map_err(|e| e.to_string())?;

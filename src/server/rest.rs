@@ -237,10 +237,15 @@ async fn create_world(
             cables: Vec::new(),
         }
     };
-    if scene.bodies.len() > state.limits().max_bodies_per_world {
+    // (Before the world is built; `add_world` checks it again.)
+    let most = state.limits().max_bodies_per_world;
+    if scene.bodies.len() > most {
         return Err(ApiError::conflict(
             "limit_reached",
-            "too many bodies for one world",
+            format!(
+                "too many bodies for one world: {}, at most {most}",
+                scene.bodies.len()
+            ),
         ));
     }
     let world = World::from_scene(&scene).map_err(ApiError::invalid)?;

@@ -245,7 +245,10 @@ impl World {
         world.tick = w.tick.unwrap_or(0);
         world.time = w.time.unwrap_or(0.0);
         for (i, spec) in scene.bodies.iter().enumerate() {
-            let id = spec.id.unwrap_or(world.next_id);
+            let id = match spec.id {
+                Some(id) => id,
+                None => world.fresh_id().map_err(|e| format!("bodies[{i}]: {e}"))?,
+            };
             if world.ids.contains_key(&id) || id == 0 {
                 return Err(format!("bodies[{i}]: duplicate or zero id {id}"));
             }
@@ -270,7 +273,10 @@ impl World {
             .new_body_overlaps(&slots)
             .map_err(|e| format!("bodies: {e}"))?;
         for (i, spec) in scene.cables.iter().enumerate() {
-            let id = spec.id.unwrap_or(world.next_id);
+            let id = match spec.id {
+                Some(id) => id,
+                None => world.fresh_id().map_err(|e| format!("cables[{i}]: {e}"))?,
+            };
             if world.ids.contains_key(&id) || world.cables.iter().any(|c| c.id == id) || id == 0 {
                 return Err(format!("cables[{i}]: duplicate or zero id {id}"));
             }
@@ -301,9 +307,22 @@ impl World {
         Ok(world)
     }
 
+    /// The id the next thing added gets, unless the ids are spent: they
+    /// stay within 2^53 ([`super::scene::MAX_ID`], exact in every JSON
+    /// reader), and a scene may hold that id itself.
+    fn fresh_id(&self) -> Result<u64, String> {
+        if self.next_id > super::scene::MAX_ID {
+            return Err(format!(
+                "limit: the world's ids are spent (the next would pass 2^53, {})",
+                super::scene::MAX_ID
+            ));
+        }
+        Ok(self.next_id)
+    }
+
     /// Adds a cable; returns its id (from the bodies' count).
     pub fn add_cable(&mut self, spec: &CableSpec) -> Result<u64, String> {
-        let id = self.next_id;
+        let id = self.fresh_id()?;
         let cable = Cable::from_spec(spec, id)?;
         // (Appended: the supports' segment numbers hold.)
         self.cables.push(cable);
@@ -433,7 +452,13 @@ impl World {
         let mut ids = Vec::with_capacity(specs.len());
         let mut added = Ok(0);
         for spec in specs {
-            let id = self.next_id;
+            let id = match self.fresh_id() {
+                Ok(id) => id,
+                Err(e) => {
+                    added = Err(e);
+                    break;
+                }
+            };
             if let Err(e) = self.insert_body(spec, id) {
                 added = Err(e);
                 break;
@@ -557,7 +582,7 @@ impl World {
             pose.position = p;
         }
         if let Some(q) = rotation {
-            pose.rotation = q.normalize();
+            pose.rotation = super::math::unit_quat(q);
         }
         // Moved into other bodies: counted as a body added there
         // (`world/limits.rs`).
