@@ -421,3 +421,59 @@ async fn every_error_path_returns_its_code() {
         "{hit}"
     );
 }
+
+/// A key given twice in one object is refused with 422 wherever it is,
+/// as the command line refuses it in a scene file: a scene given to REST
+/// kept the last `name` and made a world, where `simulate` refused it.
+/// Nothing is made or changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_given_twice_is_refused() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let (_, before) = http(srv.addr, "GET", "/v1/worlds", None).await;
+    let (_, bodies_before) = http(srv.addr, "GET", &format!("/v1/worlds/{id}/bodies"), None).await;
+    for (path, body) in [
+        (
+            "/v1/worlds".to_string(),
+            r#"{"scene":{"world":{"name":"a","name":"b"}}}"#,
+        ),
+        (
+            "/v1/worlds".to_string(),
+            r#"{"name":"a","tick_hz":30,"name":"b"}"#,
+        ),
+        (
+            format!("/v1/worlds/{id}/bodies"),
+            r#"{"shape":{"type":"sphere","radius":1,"radius":2},"position":[9,1,0]}"#,
+        ),
+        (
+            format!("/v1/worlds/{id}/bodies"),
+            r#"{"bodies":[{"shape":{"type":"sphere","radius":1},"position":[9,1,0],"position":[0,5,0]}]}"#,
+        ),
+    ] {
+        let (st, text) = http(srv.addr, "POST", &path, Some(body)).await;
+        assert_eq!(st, 422, "{body}: {text}");
+        let err: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(err["error"]["code"], "invalid_value", "{text}");
+        assert!(text.contains("given twice"), "{text}");
+    }
+    let (_, after) = http(srv.addr, "GET", "/v1/worlds", None).await;
+    let names = |t: &str| {
+        serde_json::from_str::<Value>(t)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&before), names(&after));
+    let (_, bodies_after) = http(srv.addr, "GET", &format!("/v1/worlds/{id}/bodies"), None).await;
+    let count = |t: &str| {
+        serde_json::from_str::<Value>(t)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(count(&bodies_before), count(&bodies_after));
+}

@@ -180,9 +180,71 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
     }
     // (And so must what it holds as objects: `{"scene": []}` made a world.)
     let tree: Value = serde_json::from_slice(&bytes).map_err(json_error)?;
+    // A key given twice in one object is refused, as the command line
+    // refuses it in a scene file (read through a JSON value, the last
+    // counted here, and a scene given to REST and to `simulate` made two
+    // different worlds, or one and an error).
+    serde_json::from_slice::<UniqueKeys>(&bytes)
+        .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
     objects_where_expected(&tree)
         .map_err(|e| ApiError::invalid(format!("invalid request: {e}")))?;
     Ok(value)
+}
+
+/// Any JSON, read only to refuse an object that names a key twice.
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Walk;
+        impl<'de> serde::de::Visitor<'de> for Walk {
+            type Value = UniqueKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys)
+            }
+            fn visit_unit<E>(self) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<UniqueKeys, A::Error> {
+                while seq.next_element::<UniqueKeys>()?.is_some() {}
+                Ok(UniqueKeys)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UniqueKeys, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !seen.insert(key.clone()) {
+                        return Err(serde::de::Error::custom(format!(
+                            "the key `{key}` is given twice in one object"
+                        )));
+                    }
+                    map.next_value::<UniqueKeys>()?;
+                }
+                Ok(UniqueKeys)
+            }
+        }
+        d.deserialize_any(Walk)
+    }
 }
 
 /// A body serde cannot read: 400 `malformed_json` when it is not JSON,
