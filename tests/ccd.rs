@@ -466,17 +466,69 @@ fn a_landing_reports_its_impulse_in_the_step_it_lands() {
         let v = w.body(id).unwrap().linear_velocity.y;
         w.step();
         for e in w.contact_events() {
-            begins.push((
-                step,
-                e.kind,
-                e.impulse,
-                v,
-                w.body(id).unwrap().linear_velocity.y,
-            ));
+            let after = w.body(id).unwrap().linear_velocity.y;
+            begins.push((step, e.kind, e.impulse, v, after, e.point));
         }
     }
     assert_eq!(begins.len(), 1, "{begins:?}");
-    let (_, _, impulse, before, after) = begins[0];
+    let (_, _, impulse, before, after, at) = begins[0];
     assert!(before < -8.0 && after.abs() < 0.5, "{begins:?}");
     assert!((impulse - (after - before)).abs() < 0.3, "{begins:?}");
+    // Where it met the floor (the manifold's midpoint at the step's start
+    // was 7 cm up, in the gap the step closed).
+    assert!(at[1].abs() < 0.01, "{begins:?}");
+    // Removed, it ends its contact, though the contact began on the
+    // solver's push alone (it had no end: a review's case).
+    assert!(w.remove_body(id));
+    w.step();
+    let ends: Vec<_> = w
+        .contact_events()
+        .iter()
+        .filter(|e| e.kind == arbiter::physics::ContactEventKind::End && (e.a == id || e.b == id))
+        .collect();
+    assert_eq!(ends.len(), 1, "{:?}", w.contact_events());
+}
+
+/// A ball thrown straight up at 1 Hz rises 3.7 m in its first step, where
+/// its speed and gravity's pull over the step (`v·dt + g·dt²`) cancel: a
+/// box swept by that sum alone met no ceiling and the ball went through it
+/// (a review's case). The box is swept by the speed and by the sum.
+#[test]
+fn a_ball_thrown_up_at_one_hertz_stops_under_a_ceiling() {
+    for ccd in [false, true] {
+        let mut w = World::new(WorldSettings {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            ..Default::default()
+        });
+        w.set_step(Some(1.0), None).unwrap();
+        let ceiling = w
+            .add_body(
+                &BodySpec::new(ShapeSpec::Box {
+                    half_extents: [2.0, 0.05, 2.0],
+                })
+                .kind(BodyKind::Static)
+                .position([0.0, 2.0, 0.0]),
+            )
+            .unwrap();
+        let mut ball =
+            BodySpec::new(ShapeSpec::Sphere { radius: 0.25 }).linear_velocity([0.0, 9.81, 0.0]);
+        ball.ccd = ccd;
+        let id = w.add_body(&ball).unwrap();
+        w.step();
+        let b = w.body(id).unwrap();
+        let top = b.pose.position.y + 0.25;
+        assert!(top < 1.96, "ccd {ccd}: the ball's top at {top}");
+        assert!(
+            b.linear_velocity.y <= 0.0,
+            "ccd {ccd}: {}",
+            b.linear_velocity
+        );
+        assert!(
+            w.contact_events()
+                .iter()
+                .any(|e| e.a.min(e.b) == ceiling.min(id) && e.a.max(e.b) == ceiling.max(id)),
+            "ccd {ccd}: {:?}",
+            w.contact_events()
+        );
+    }
 }

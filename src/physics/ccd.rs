@@ -285,9 +285,14 @@ fn next_impact(
                 t0,
                 &toi_settings,
             ) {
-                // Within the target distance as the step begins: as touching
-                // (see `plane_toi`).
-                Toi::Hit { t, .. } if t0 == 0.0 && t <= 0.0 => deepening(a, b, t0),
+                // Within the target distance as the step begins, and moving
+                // too little to pass through the other: as touching (see
+                // `plane_toi`). A body that could go through (a bullet
+                // resting on a thin wall, fired) stays an impact there: the
+                // deepening check sees no overlap once it is through.
+                Toi::Hit { t, .. } if t0 == 0.0 && t <= 0.0 && !could_pass(a, b) => {
+                    deepening(a, b, t0)
+                }
                 Toi::Hit { t, .. } => Some(t),
                 Toi::Overlapping => deepening(a, b, t0),
                 Toi::Miss => None,
@@ -307,6 +312,16 @@ fn next_impact(
         }
     }
     best
+}
+
+/// Whether `a` and `b` move, relative to each other over the step, by as
+/// much as half the thinner's thickness (a bound: translation and each
+/// one's turn times its reach).
+fn could_pass(a: &CcdBody, b: &CcdBody) -> bool {
+    let moved = (a.sweep.dx - b.sweep.dx).length()
+        + a.sweep.dtheta.length() * a.rho
+        + b.sweep.dtheta.length() * b.rho;
+    moved >= 0.5 * a.shape.thickness().min(b.shape.thickness())
 }
 
 /// Bodies that already touch at `t0` cannot be advanced by distance; but a

@@ -55,7 +55,7 @@ use std::collections::{BTreeSet, HashMap};
 const UPRIGHT: f32 = 0.5;
 
 /// ...none of its points is farther apart than this (m): closer than
-/// touching (5 mm, for events and islands), as the rider takes the lower
+/// touching (7.5 mm, for events and islands), as the rider takes the lower
 /// body's push (and the bodies do not part faster than
 /// [`World::riding_speed`]).
 const RIDING_GAP: f32 = 2.5e-3;
@@ -349,7 +349,7 @@ mod tests {
 
     /// A box resting on a root (the coupled body; no cables here) rides
     /// with it, and so does a box resting on that one; a box 3.5 mm above
-    /// it instead (touching, within the 5 mm slop, but not resting: beyond
+    /// it instead (touching, within the 7.5 mm slop, but not resting: beyond
     /// [`RIDING_GAP`]) does not ride, and leaves the box under it riding
     /// (it kept it out of the stack before).
     #[test]
