@@ -262,6 +262,12 @@ impl BodySpec {
                 return Err("label must be at most 256 bytes".into());
             }
         }
+        // (As an edit refuses it; it was kept as zero.)
+        if self.kind == BodyKind::Static
+            && (self.linear_velocity != [0.0; 3] || self.angular_velocity != [0.0; 3])
+        {
+            return Err("a static body has no velocity; make it kinematic".into());
+        }
         let shape = self.shape.build()?.with_margin(self.margin);
         if shape.is_plane() && self.kind != BodyKind::Static {
             return Err("a plane can only be a static body".into());

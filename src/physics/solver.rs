@@ -438,31 +438,44 @@ fn solve_contacts(
     }
 }
 
+/// Passes of [`apply_restitution`] over the contacts. One pass takes a
+/// manifold's points one after the other, each to its own target, and a
+/// flat face landing on its four points left unbalanced: an upright
+/// cylinder dropped with restitution 1 left at 1.10 times its landing speed
+/// (rising to 1.25 times its drop) spinning at 7.8 rad/s, and boxes and
+/// cylinders picked up 3–18 rad/s from symmetric landings (a reviewer's
+/// cases). Eight passes bring the points' impulses together: they land as
+/// a sphere does (0.974 of the approach speed, the rest the step's
+/// gravity), with under 0.4 rad/s of spin.
+const RESTITUTION_PASSES: usize = 8;
+
 fn apply_restitution(
     bodies: &mut [SolverBody],
     constraints: &mut [ContactConstraint],
     threshold: f32,
 ) {
-    for c in constraints.iter_mut() {
-        if c.restitution == 0.0 {
-            continue;
-        }
-        let (mut ba, mut bb) = pair_mut(bodies, c.a, c.b);
-        let n = c.normal;
-        for p in &mut c.points[..c.count] {
-            if p.relative_velocity > -threshold || p.max_normal_impulse == 0.0 {
+    for _ in 0..RESTITUTION_PASSES {
+        for c in constraints.iter_mut() {
+            if c.restitution == 0.0 {
                 continue;
             }
-            let vrel = (bb.v + bb.w.cross(p.rb)) - (ba.v + ba.w.cross(p.ra));
-            let vn = vrel.dot(n);
-            let lambda = -p.normal_mass * (vn + c.restitution * p.relative_velocity);
-            let new = (p.normal_impulse + lambda).max(0.0);
-            let lambda = new - p.normal_impulse;
-            p.normal_impulse = new;
-            p.total_normal_impulse += lambda;
-            let imp = n * lambda;
-            apply(&mut ba, &mut bb, p.ra, p.rb, imp);
+            let (mut ba, mut bb) = pair_mut(bodies, c.a, c.b);
+            let n = c.normal;
+            for p in &mut c.points[..c.count] {
+                if p.relative_velocity > -threshold || p.max_normal_impulse == 0.0 {
+                    continue;
+                }
+                let vrel = (bb.v + bb.w.cross(p.rb)) - (ba.v + ba.w.cross(p.ra));
+                let vn = vrel.dot(n);
+                let lambda = -p.normal_mass * (vn + c.restitution * p.relative_velocity);
+                let new = (p.normal_impulse + lambda).max(0.0);
+                let lambda = new - p.normal_impulse;
+                p.normal_impulse = new;
+                p.total_normal_impulse += lambda;
+                let imp = n * lambda;
+                apply(&mut ba, &mut bb, p.ra, p.rb, imp);
+            }
+            store(bodies, c.a, c.b, ba, bb);
         }
-        store(bodies, c.a, c.b, ba, bb);
     }
 }
