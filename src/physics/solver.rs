@@ -325,46 +325,6 @@ fn integrate_velocities(bodies: &mut [SolverBody], h: f32) {
         // Implicit damping: stable for any damping coefficient.
         b.v = (b.v + b.dv * h) / (1.0 + h * b.linear_damping);
         b.w = (b.w + b.dw * h) / (1.0 + h * b.angular_damping);
-        b.w = gyroscopic(b.w, b.inv_i, b.dq, h);
-    }
-}
-
-/// The angular velocity after a substep of `h` of free rotation: Euler's
-/// equations `I·ω̇ = −ω × I·ω`, taken implicitly (one Newton step of
-/// `I·(ω' − ω) + h·ω' × I·ω' = 0` from `ω`, stable at any spin), with the
-/// world inertia as the body has turned since the step's start (`dq`; with
-/// the step's start's, a box spun at 1.7 rad/s kept its angular momentum
-/// to 2.7% over 10 s, now 0.2%). Without it a free body kept its
-/// angular velocity, not its angular momentum: a box spun about a skew
-/// axis turned rigidly about that axis (its momentum off by 84% within a
-/// turn), and one spun about its intermediate axis never flipped (a
-/// reviewer's cases). About a principal axis, and for a sphere, `ω × I·ω`
-/// is 0 and nothing changes.
-fn gyroscopic(w: Vec3, inv_i: Mat3, dq: Quat, h: f32) -> Vec3 {
-    if w == Vec3::ZERO {
-        return w;
-    }
-    let turn = Mat3::from_quat(dq);
-    let i = turn * inv_i.inverse() * turn.transpose();
-    let iw = i * w;
-    let torque = w.cross(iw);
-    if torque == Vec3::ZERO {
-        return w;
-    }
-    let skew = |v: Vec3| {
-        Mat3::from_cols(
-            Vec3::new(0.0, v.z, -v.y),
-            Vec3::new(-v.z, 0.0, v.x),
-            Vec3::new(v.y, -v.x, 0.0),
-        )
-    };
-    let jacobian = i + (skew(w) * i - skew(iw)) * h;
-    let step = jacobian.inverse() * (torque * h);
-    let next = w - step;
-    if next.is_finite() {
-        next
-    } else {
-        w
     }
 }
 
