@@ -21,7 +21,8 @@
 //!   - `physics::ccd` — continuous collision inside the step
 //!   - `physics::island` — islands and sleeping
 //!   - `physics::world` — `World::step`, the whole pipeline in one function
-//!     (stages 5 and 7 in `world/continuous.rs` and `world/cables.rs`; the
+//!     (stages 4, 5, 7 and 8 in `world/narrow.rs`, `world/continuous.rs`,
+//!     `world/cables.rs` and `world/events.rs`; the
 //!     cables' supports of resting bodies in `world/cable_supports.rs`, the
 //!     bodies riding on bodies moved with their cables in
 //!     `world/cable_riders.rs`, and sleep for bodies cables touch and for

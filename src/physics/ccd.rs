@@ -176,11 +176,7 @@ pub(crate) fn solve_impacts(
         };
         let resolved = resolve(bodies, ia, ib, t, &manifold, dt, restitution_threshold);
         if let Some(impulse) = resolved {
-            let deepest = manifold
-                .points()
-                .iter()
-                .min_by(|p, q| p.separation.total_cmp(&q.separation))
-                .map_or(Vec3::ZERO, |p| p.point());
+            let deepest = manifold.deepest().map_or(Vec3::ZERO, |p| p.point());
             impacts.push(Impact {
                 a: e.a,
                 b: e.b,

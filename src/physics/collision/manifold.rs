@@ -77,6 +77,13 @@ impl Manifold {
         self.count == 0
     }
 
+    /// The point of least separation (the deepest), if any.
+    pub fn deepest(&self) -> Option<&ContactPoint> {
+        self.points()
+            .iter()
+            .min_by(|a, b| a.separation.total_cmp(&b.separation))
+    }
+
     /// Adds a point; ignored when full (callers reduce first).
     pub fn push(&mut self, p: ContactPoint) {
         if self.count < MAX_MANIFOLD_POINTS {

@@ -5,14 +5,13 @@ use super::body::Body;
 use super::broad_phase::BroadPhase;
 use super::cable::{Cable, CableSpec};
 use super::ccd::{CcdSettings, CcdStats};
-use super::collision::{self, Manifold};
+use super::collision;
 use super::contact::{Contact, ContactSet};
-use super::events::{ContactEvent, ContactEventKind};
+use super::events::ContactEvent;
 use super::island::SleepSettings;
 use super::math::{Quat, Vec3};
 use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
 use super::set::{BodyHandle, BodySet};
-use super::shape::ShapeKind;
 use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
 use cable_sleep::Region;
 use sleep::sleep_speed;
@@ -25,7 +24,9 @@ mod cable_sleep;
 mod cable_supports;
 mod cables;
 mod continuous;
+mod events;
 mod limits;
+mod narrow;
 pub use limits::{MAX_BODY_CANDIDATES, MAX_BODY_OVERLAPS, MAX_STEP_BODY_PAIRS};
 mod sleep;
 
@@ -807,81 +808,6 @@ impl World {
         }
     }
 
-    fn update_contacts(&mut self, dt: f32) {
-        // Which pairs should have a contact: broad-phase pairs between bodies
-        // that can respond, and bodies near a plane.
-        for c in &mut self.contacts.contacts {
-            c.alive = false;
-            c.updated = false;
-        }
-        let mut pairs: Vec<(u32, u32)> = self.broad.pairs().collect();
-        let spec = self.settings.speculative_distance;
-        for &pi in &self.planes {
-            let plane = match &self.bodies.by_index(pi).map(|b| (&b.shape.kind, b.pose)) {
-                Some((ShapeKind::Plane(p), pose)) => p.to_world(pose),
-                _ => continue,
-            };
-            for (h, b) in self.bodies.iter() {
-                if !b.is_dynamic() {
-                    continue;
-                }
-                let lowest = plane.box_distance(&b.shape.aabb(&b.pose));
-                let (coast, pushed) = self.step_displacement(b, dt);
-                let reach = spec + coast.length() + pushed.length() + self.settings.aabb_margin;
-                if lowest <= reach {
-                    pairs.push((pi.min(h.index), pi.max(h.index)));
-                }
-            }
-        }
-        for (a, b) in pairs {
-            let (Some(ba), Some(bb)) = (self.bodies.by_index(a), self.bodies.by_index(b)) else {
-                continue;
-            };
-            if !ba.is_dynamic() && !bb.is_dynamic() {
-                continue;
-            }
-            let friction = (ba.friction * bb.friction).sqrt();
-            let restitution = ba.restitution.max(bb.restitution);
-            self.contacts.entry(a, b, friction, restitution).alive = true;
-        }
-        let removed = self.contacts.retain(|c| c.alive);
-        for c in removed {
-            if c.was_touching {
-                let e = self.end_event(&c);
-                self.events.push(e);
-            }
-        }
-        // Narrow phase for every pair with a moving body.
-        let bodies = &self.bodies;
-        for c in &mut self.contacts.contacts {
-            let (ba, bb) = (bodies.by_index(c.a).unwrap(), bodies.by_index(c.b).unwrap());
-            if !Self::is_active(ba) && !Self::is_active(bb) {
-                continue;
-            }
-            // Speculative reach: the relative linear motion of the step, plus
-            // the rotational motion only up to a fraction of the bodies'
-            // thickness: the solver tracks rotation linearized, which is
-            // wrong for fast spins, so those are left to continuous collision.
-            let linear = (bb.linear_velocity - ba.linear_velocity).length() * dt;
-            let angular = (ba.angular_velocity.length() * ba.bounding_radius.min(1.0e3)
-                + bb.angular_velocity.length() * bb.bounding_radius.min(1.0e3))
-                * dt;
-            let thin = ba.shape.thickness().min(bb.shape.thickness());
-            let speculative = spec + linear + angular.min(0.5 * thin);
-            let m = collision::contact_manifold(
-                &ba.shape,
-                &ba.pose,
-                &bb.shape,
-                &bb.pose,
-                speculative,
-                &mut c.cache,
-            )
-            .unwrap_or_else(|| Manifold::new(Vec3::ZERO));
-            c.set_manifold(m);
-            c.updated = true;
-        }
-    }
-
     /// The touching contacts, each with its two bodies.
     fn touching(&self) -> impl Iterator<Item = (&Contact, &Body, &Body)> + '_ {
         self.contacts
@@ -1021,71 +947,6 @@ impl World {
         }
     }
 
-    /// Contact begin and end events. A pair counts as touching this step
-    /// when its manifold touched as the step began, when the solver pushed
-    /// on it (a speculative contact that closed in the step), or when the
-    /// continuous pass stopped an impact between them: the impact's impulse
-    /// is the step's (with the solver's). A body that lands gets its begin
-    /// in the step it lands, with the impulse that stopped it (before, it
-    /// came a step later, with the resting impulse alone, and the impact's
-    /// was never reported: a reviewer's ball at 8.4 m/s), and a body the
-    /// continuous pass left just short of the ground does not end and
-    /// begin again as the next step closes the gap.
-    fn collect_events(&mut self) {
-        let mut impacts = std::mem::take(&mut self.ccd_impacts);
-        impacts.sort_by_key(|i| (i.0, i.1));
-        for c in &mut self.contacts.contacts {
-            if !c.updated {
-                continue;
-            }
-            let from = impacts.partition_point(|i| (i.0, i.1) < (c.a, c.b));
-            let hits = impacts[from..]
-                .iter()
-                .take_while(|i| (i.0, i.1) == (c.a, c.b));
-            let (mut hit, mut at) = (0.0f32, None);
-            for &(_, _, impulse, point, normal) in hits {
-                hit += impulse;
-                at.get_or_insert((point, normal));
-            }
-            let touching = c.touching || at.is_some() || c.normal_impulse() > 0.0;
-            if touching != c.was_touching {
-                let (a, b) = (
-                    self.bodies.by_index(c.a).unwrap().id,
-                    self.bodies.by_index(c.b).unwrap().id,
-                );
-                let kind = if touching {
-                    ContactEventKind::Begin
-                } else {
-                    ContactEventKind::End
-                };
-                let (point, impulse) = deepest(c);
-                let (point, normal) = match at {
-                    Some(impact) if !c.touching => impact,
-                    // Begun on the solver's push alone: the deepest point's
-                    // midpoint lies in the gap the step closed (7 cm above
-                    // the floor for a ball landing at 8 m/s); the point on
-                    // the body that moved less is where they met.
-                    _ if !c.touching && touching => (met_at(c, &self.bodies), c.manifold.normal),
-                    _ => (point, c.manifold.normal),
-                };
-                self.events
-                    .push(ContactEvent::new(kind, a, b, point, normal, impulse + hit));
-            }
-            c.was_touching = touching;
-        }
-        impacts.clear();
-        self.ccd_impacts = impacts;
-        self.moved.sort_unstable();
-        self.moved.dedup();
-    }
-
-    fn end_event(&self, c: &Contact) -> ContactEvent {
-        let a = self.bodies.by_index(c.a).map_or(0, |b| b.id);
-        let b = self.bodies.by_index(c.b).map_or(0, |b| b.id);
-        let (point, _) = deepest(c);
-        ContactEvent::new(ContactEventKind::End, a, b, point, c.manifold.normal, 0.0)
-    }
-
     /// Wakes a body and the island it slept with.
     fn wake_index(&mut self, index: u32) {
         let Some(b) = self.bodies.by_index_mut(index) else {
@@ -1130,41 +991,6 @@ impl World {
     pub fn kinetic_energy(&self) -> f32 {
         self.bodies().map(|b| b.kinetic_energy()).sum()
     }
-}
-
-/// Where a pair that did not touch as the step began met in it: the
-/// deepest point's surface point on the body that moved less in the step
-/// (on the static one, if either is).
-fn met_at(c: &Contact, bodies: &BodySet) -> Vec3 {
-    let Some(p) = c
-        .manifold
-        .points()
-        .iter()
-        .min_by(|a, b| a.separation.total_cmp(&b.separation))
-        .copied()
-    else {
-        return Vec3::ZERO;
-    };
-    let speed = |slot: u32| {
-        bodies
-            .by_index(slot)
-            .filter(|b| !b.is_static())
-            .map_or(0.0, |b| b.linear_velocity.length())
-    };
-    if speed(c.a) <= speed(c.b) {
-        p.point_a
-    } else {
-        p.point_b
-    }
-}
-
-fn deepest(c: &Contact) -> (Vec3, f32) {
-    let pts = c.manifold.points();
-    let p = pts
-        .iter()
-        .min_by(|a, b| a.separation.total_cmp(&b.separation))
-        .map_or(Vec3::ZERO, |p| p.point());
-    (p, c.normal_impulse())
 }
 
 fn lap(slot: &mut f32, since: Instant) -> Instant {
