@@ -132,6 +132,11 @@ fn bad_scenes_fail_with_one_line() {
             r#"{"cables":[{"from":[0,5,0],"to":[0,5,0.001],"segments":100000}]}"#,
             "overlap",
         ),
+        // Points all at one place (the cable hung in the air for good).
+        (
+            r#"{"cables":[{"from":[0,1,0],"to":[1,1,0],"segments":2,"points":[[0,1,0],[0,1,0],[0,1,0]]}]}"#,
+            "coincide",
+        ),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let p = tmp(&format!("bad{i}.json"));

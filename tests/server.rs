@@ -127,6 +127,61 @@ async fn pause_then_step_advances_exactly_n_ticks() {
     assert_eq!(r["tick"].as_u64().unwrap(), t0 + 7);
 }
 
+/// A long `POST /step` runs in slices: the world answers other requests
+/// between them (run in one go, 3,000 steps of a 3,000-box world held its
+/// thread for 100 s, every request to it got 503 after 30 s, the step
+/// itself too while it went on, and the list of worlds waited as long); a
+/// second `POST /step` meanwhile is refused with 409 `busy`, and resuming
+/// the world ends the step where it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_step_lets_the_world_answer_meanwhile() {
+    let srv = start().await;
+    let mut all = vec![
+        json!({"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}}),
+    ];
+    all.extend((0..300).map(|i| {
+        json!({"shape": {"type": "box", "half_extents": [0.2, 0.2, 0.2]},
+               "position": [(i % 10) as f32 * 0.45, 0.3 + (i / 100) as f32 * 0.45, ((i / 10) % 10) as f32 * 0.45]})
+    }));
+    let id = new_world(srv.addr, json!({"scene": {"bodies": all}})).await;
+    let (_, p) = pause(srv.addr, &id).await;
+    let t0 = p["tick"].as_u64().unwrap();
+    let (addr, path) = (srv.addr, format!("/v1/worlds/{id}/step"));
+    let long =
+        tokio::spawn(
+            async move { json_req(addr, "POST", &path, Some(json!({"steps": 10000}))).await },
+        );
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (st, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+    assert_eq!(st, 200, "{w}");
+    let mid = w["tick"].as_u64().unwrap();
+    assert!(
+        mid > t0 && mid < t0 + 10000,
+        "answered at tick {mid} ({t0})"
+    );
+    assert!(!long.is_finished(), "the step is still running");
+    let (st, busy) = json_req(
+        srv.addr,
+        "POST",
+        &format!("/v1/worlds/{id}/step"),
+        Some(json!({"steps": 1})),
+    )
+    .await;
+    assert_eq!((st, busy["error"]["code"].as_str()), (409, Some("busy")));
+    let (st, _) = json_req(
+        srv.addr,
+        "PATCH",
+        &format!("/v1/worlds/{id}"),
+        Some(json!({"paused": false})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    let (st, r) = long.await.unwrap();
+    assert_eq!(st, 200, "{r}");
+    let end = r["tick"].as_u64().unwrap();
+    assert!(end >= mid && end < t0 + 10000, "ended at {end}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn websocket_commands_move_bodies_and_get_acks() {
     let srv = start().await;

@@ -392,6 +392,17 @@ async fn every_error_path_returns_its_code() {
             409,
             "limit_reached",
         ),
+        // Points all at one place.
+        (
+            "POST",
+            format!("/v1/worlds/{id}/cables"),
+            Some(
+                r#"{"from":[0,1,0],"to":[1,1,0],"segments":2,"points":[[0,1,0],[0,1,0],[0,1,0]]}"#
+                    .into(),
+            ),
+            422,
+            "invalid_value",
+        ),
     ];
     for (method, path, body, status, code) in cases {
         let (st, text) = http(srv.addr, method, &path, body.as_deref()).await;

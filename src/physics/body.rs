@@ -26,6 +26,9 @@ pub struct Body {
     pub angular_velocity: Vec3,
     pub mass: f32,
     pub inv_mass: f32,
+    /// Inertia about the centre of mass, local frame (as the shape's mass
+    /// properties gave it, not inverted back from the inverse).
+    pub inertia_local: Mat3,
     /// Inverse inertia about the centre of mass, local frame.
     pub inv_inertia_local: Mat3,
     /// Inverse inertia in world space (R·I⁻¹·Rᵀ), refreshed after rotation.
@@ -57,7 +60,7 @@ impl Body {
         let shape = spec.validate()?;
         let rotation = super::math::unit_quat(Quat::from_array(spec.rotation));
         let pose = Pose::new(Vec3::from_array(spec.position), rotation);
-        let (mass, local_center, inv_mass, inv_inertia_local) = match spec.kind {
+        let (mass, local_center, inv_mass, inertia_local, inv_inertia_local) = match spec.kind {
             BodyKind::Dynamic => {
                 let density = spec.density.unwrap_or(DEFAULT_DENSITY);
                 let mut mp = shape.mass_properties(density);
@@ -71,9 +74,9 @@ impl Body {
                 if !inv_i.is_finite() {
                     return Err("the body's inertia is singular".into());
                 }
-                (mp.mass, mp.local_center, 1.0 / mp.mass, inv_i)
+                (mp.mass, mp.local_center, 1.0 / mp.mass, mp.inertia, inv_i)
             }
-            _ => (0.0, Vec3::ZERO, 0.0, Mat3::ZERO),
+            _ => (0.0, Vec3::ZERO, 0.0, Mat3::ZERO, Mat3::ZERO),
         };
         let bounding_radius = if shape.is_plane() {
             f32::INFINITY
@@ -92,6 +95,7 @@ impl Body {
             angular_velocity: Vec3::from_array(spec.angular_velocity),
             mass,
             inv_mass,
+            inertia_local,
             inv_inertia_local,
             inv_inertia_world: Mat3::ZERO,
             friction: spec.friction,
@@ -175,7 +179,7 @@ impl Body {
             return 0.0;
         }
         let r = Mat3::from_quat(self.pose.rotation);
-        let i_world = r * self.inv_inertia_local.inverse() * r.transpose();
+        let i_world = r * self.inertia_local * r.transpose();
         0.5 * self.mass * self.linear_velocity.length_squared()
             + 0.5 * self.angular_velocity.dot(i_world * self.angular_velocity)
     }

@@ -171,11 +171,22 @@ impl AppState {
             .collect()
     }
 
-    /// Sends a command to a world's thread and awaits the reply.
+    /// Sends a command to a world's thread and awaits the reply (503 after
+    /// [`ANSWER_TIMEOUT`]).
     pub async fn ask<T>(
         &self,
         world: &str,
         make: impl FnOnce(Reply<T>) -> Command,
+    ) -> ApiResult<T> {
+        self.ask_within(world, make, ANSWER_TIMEOUT).await
+    }
+
+    /// [`Self::ask`], waiting at most `wait` for the answer.
+    pub async fn ask_within<T>(
+        &self,
+        world: &str,
+        make: impl FnOnce(Reply<T>) -> Command,
+        wait: Duration,
     ) -> ApiResult<T> {
         let tx = {
             let worlds = self.inner.worlds.read().expect("worlds lock");
@@ -187,7 +198,7 @@ impl AppState {
         let (rtx, rrx) = tokio::sync::oneshot::channel();
         tx.send(make(rtx))
             .map_err(|_| ApiError::not_found("world"))?;
-        match tokio::time::timeout(Duration::from_secs(30), rrx).await {
+        match tokio::time::timeout(wait, rrx).await {
             Ok(Ok(Ok(v))) => Ok(v),
             Ok(Ok(Err(msg))) => Err(classify(msg)),
             Ok(Err(_)) => Err(ApiError::not_found("world")),
@@ -196,12 +207,21 @@ impl AppState {
     }
 }
 
+/// How long a request waits for its world's thread to answer. The thread
+/// answers between steps, and a step past this (a world far past its
+/// limits) gets 503 `world_unavailable`, though the command is still
+/// applied when the step ends. `POST /step` waits as long as its steps
+/// take.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Maps a world thread's one-line error to an API error.
 fn classify(msg: String) -> ApiError {
     if msg.contains("not found") {
         ApiError::new(axum::http::StatusCode::NOT_FOUND, "not_found", msg)
     } else if msg.contains("not paused") {
         ApiError::conflict("not_paused", msg)
+    } else if msg.starts_with("busy") {
+        ApiError::conflict("busy", msg)
     } else if msg.starts_with("limit") {
         ApiError::conflict("limit_reached", msg)
     } else {

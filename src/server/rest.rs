@@ -20,6 +20,7 @@ use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 pub fn app(state: AppState) -> Router {
     let limit = state.limits().max_request_bytes;
@@ -396,7 +397,11 @@ async fn step_world(
     if s.steps == 0 || s.steps > max {
         return Err(ApiError::invalid(format!("steps must be in [1, {max}]")));
     }
-    let tick = state.ask(&world, |r| Command::Step(s.steps, r)).await?;
+    // As long as its steps take: the world answers other requests between
+    // them meanwhile.
+    let tick = state
+        .ask_within(&world, |r| Command::Step(s.steps, r), Duration::MAX)
+        .await?;
     Ok(Json(json!({ "tick": tick })))
 }
 

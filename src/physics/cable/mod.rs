@@ -426,6 +426,19 @@ impl CableSpec {
             for p in points {
                 finite3("points", *p, super::scene::MAX_COORD)?;
             }
+            // A link of no length has no direction: its chain's solve moves
+            // nothing there, and a cable of coincident points hung in the
+            // air for good (a reviewer's case).
+            let least = MIN_POINT_GAP * length / self.segments as f32;
+            if let Some(i) = points
+                .windows(2)
+                .position(|q| (Vec3::from_array(q[1]) - Vec3::from_array(q[0])).length() <= least)
+            {
+                return Err(format!(
+                    "points {i} and {} coincide (a link needs some length)",
+                    i + 1
+                ));
+            }
         }
         if let Some(velocities) = &self.velocities {
             if velocities.len() != self.segments as usize + 1 {
@@ -438,6 +451,10 @@ impl CableSpec {
         Ok(())
     }
 }
+
+/// The least length of a link in a spec's `points`, as a fraction of its
+/// rest length ([`CableSpec::validate`]).
+const MIN_POINT_GAP: f32 = 1.0e-4;
 
 /// A cable's state on the wire: `{"id", "points"}`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

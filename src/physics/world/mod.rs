@@ -12,7 +12,7 @@ use super::island::SleepSettings;
 use super::math::{Quat, Vec3};
 use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
 use super::set::{BodyHandle, BodySet};
-use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings};
+use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings, Spin};
 use cable_sleep::Region;
 use sleep::sleep_speed;
 use std::collections::HashMap;
@@ -117,6 +117,8 @@ pub struct World {
     constraint_contact: Vec<usize>,
     /// Centre of mass and rotation of each solver body at the step's start.
     start_state: Vec<(Vec3, Quat)>,
+    /// Per solver body, what the gyroscopic term needs (`solver::Spin`).
+    spins: Vec<Option<Spin>>,
     ccd_stats: CcdStats,
     /// The impacts the continuous pass resolved this step: the pair's
     /// slots (lower first), the normal impulse, the point and the normal
@@ -207,6 +209,7 @@ impl World {
             constraints: Vec::new(),
             constraint_contact: Vec::new(),
             start_state: Vec::new(),
+            spins: Vec::new(),
             ccd_stats: CcdStats::default(),
             ccd_impacts: Vec::new(),
             cables: Vec::new(),
@@ -777,6 +780,7 @@ impl World {
             &mut self.constraints,
             dt,
             &self.settings.solver,
+            &self.spins,
         );
         self.finish_bodies();
         let t = lap(&mut self.profile.solve, t);
@@ -843,6 +847,8 @@ impl World {
         self.solver_index.resize(self.bodies.capacity(), 0);
         self.start_state.clear();
         self.start_state.push((Vec3::ZERO, Quat::IDENTITY));
+        self.spins.clear();
+        self.spins.push(None);
         for (h, b) in self.bodies.iter() {
             if b.is_static() || b.sleeping {
                 continue;
@@ -850,6 +856,11 @@ impl World {
             self.solver_index[h.index as usize] = self.solver_bodies.len() as u32;
             self.start_state.push((b.com, b.pose.rotation));
             let dynamic = b.is_dynamic();
+            self.spins.push(if dynamic {
+                Spin::new(b.pose.rotation, b.inertia_local, b.inv_inertia_local)
+            } else {
+                None
+            });
             self.solver_bodies.push(SolverBody {
                 v: b.linear_velocity,
                 w: b.angular_velocity,
