@@ -136,13 +136,14 @@ async fn pause_then_step_advances_exactly_n_ticks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_step_lets_the_world_answer_meanwhile() {
     let srv = start().await;
-    let mut all = vec![
-        json!({"kind": "static", "shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}}),
-    ];
-    all.extend((0..300).map(|i| {
-        json!({"shape": {"type": "box", "half_extents": [0.2, 0.2, 0.2]},
-               "position": [(i % 10) as f32 * 0.45, 0.3 + (i / 100) as f32 * 0.45, ((i / 10) % 10) as f32 * 0.45]})
-    }));
+    // 2,000 spheres falling apart with nothing under them: awake for good
+    // (a pile falls asleep and makes the steps cheap), each step as dear.
+    let all: Vec<Value> = (0..2000)
+        .map(|i| {
+            json!({"shape": {"type": "sphere", "radius": 0.1},
+                   "position": [(i % 20) as f32 * 0.5, (i / 400) as f32 * 0.5, ((i / 20) % 20) as f32 * 0.5]})
+        })
+        .collect();
     let id = new_world(srv.addr, json!({"scene": {"bodies": all}})).await;
     let (_, p) = pause(srv.addr, &id).await;
     let t0 = p["tick"].as_u64().unwrap();
@@ -151,10 +152,18 @@ async fn a_long_step_lets_the_world_answer_meanwhile() {
         tokio::spawn(
             async move { json_req(addr, "POST", &path, Some(json!({"steps": 10000}))).await },
         );
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    let (st, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
-    assert_eq!(st, 200, "{w}");
-    let mid = w["tick"].as_u64().unwrap();
+    // Answered while the steps go on (polled until the step has begun,
+    // for a loaded machine).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mid = loop {
+        let (st, w) = json_req(srv.addr, "GET", &format!("/v1/worlds/{id}"), None).await;
+        assert_eq!(st, 200, "{w}");
+        let tick = w["tick"].as_u64().unwrap();
+        if tick > t0 || Instant::now() > deadline {
+            break tick;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert!(
         mid > t0 && mid < t0 + 10000,
         "answered at tick {mid} ({t0})"
@@ -180,6 +189,19 @@ async fn a_long_step_lets_the_world_answer_meanwhile() {
     assert_eq!(st, 200, "{r}");
     let end = r["tick"].as_u64().unwrap();
     assert!(end >= mid && end < t0 + 10000, "ended at {end}");
+    // A world deleted during a step ends it: the step gets 404 (the request
+    // kept the world's thread alive through its steps before).
+    pause(srv.addr, &id).await;
+    let (addr, path) = (srv.addr, format!("/v1/worlds/{id}/step"));
+    let long =
+        tokio::spawn(
+            async move { json_req(addr, "POST", &path, Some(json!({"steps": 10000}))).await },
+        );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (st, _) = http(srv.addr, "DELETE", &format!("/v1/worlds/{id}"), None).await;
+    assert_eq!(st, 204);
+    let (st, r) = long.await.unwrap();
+    assert_eq!(st, 404, "{r}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

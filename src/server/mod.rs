@@ -198,7 +198,15 @@ impl AppState {
         let (rtx, rrx) = tokio::sync::oneshot::channel();
         tx.send(make(rtx))
             .map_err(|_| ApiError::not_found("world"))?;
-        match tokio::time::timeout(wait, rrx).await {
+        // (A world deleted meanwhile must not be kept alive by this request:
+        // its thread ends when the last sender goes, and the reply with it.)
+        drop(tx);
+        let shutdown = self.shutdown_token();
+        let answer = tokio::select! {
+            a = tokio::time::timeout(wait, rrx) => a,
+            _ = shutdown.cancelled() => return Err(ApiError::unavailable("the server is shutting down")),
+        };
+        match answer {
             Ok(Ok(Ok(v))) => Ok(v),
             Ok(Ok(Err(msg))) => Err(classify(msg)),
             Ok(Err(_)) => Err(ApiError::not_found("world")),

@@ -153,6 +153,8 @@ pub struct WorldThread {
 /// included) waited 30 s and got 503, the list of worlds waited as long,
 /// and the step itself got 503 while it went on (a reviewer's case).
 const STEP_SLICE: Duration = Duration::from_millis(10);
+/// The most commands applied between two slices of a `POST /step`.
+const MAX_COMMANDS_BETWEEN_SLICES: usize = 1024;
 
 impl WorldThread {
     pub fn new(id: String, world: World, max_bodies: usize, metrics: Arc<WorldMetrics>) -> Self {
@@ -232,6 +234,20 @@ impl WorldThread {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             if self.stepping.is_some() {
+                // Every command waiting (up to a budget) between slices: one
+                // a slice capped a world at a hundred commands a second.
+                for _ in 0..MAX_COMMANDS_BETWEEN_SLICES {
+                    match rx.try_recv() {
+                        Ok(cmd) => {
+                            if self.apply(cmd) {
+                                start = Instant::now();
+                                k = 0;
+                            }
+                        }
+                        Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                        Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+                    }
+                }
                 self.step_slice();
                 continue;
             }
@@ -262,6 +278,10 @@ impl WorldThread {
         let Some((mut left, reply)) = self.stepping.take() else {
             return;
         };
+        if reply.is_closed() {
+            // Its client is gone (the connection closed): the rest is not run.
+            return;
+        }
         let start = Instant::now();
         while left > 0 {
             self.tick();
