@@ -43,8 +43,8 @@
 //! - [`protocol`] — wire types, the JSON and binary stream encoders
 //!   (quantization, smallest-three rotations, per-group deltas; cable points
 //!   as residuals against their last two frames)
-//! - `server` (feature `server`) — `arbiter serve`: world threads, REST,
-//!   WebSocket streams, metrics
+//! - `server` (feature `server`) — `arbiter serve`: HTTP connections, world
+//!   threads, REST, WebSocket streams, metrics
 //! - [`simulate`] — the headless `arbiter simulate` runner
 
 pub mod physics;

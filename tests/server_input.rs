@@ -126,6 +126,53 @@ async fn a_body_that_does_not_come_is_not_waited_for() {
     assert_eq!(st, 201);
 }
 
+/// A connection that never finishes its request line and headers is closed
+/// after the header timeout (it was kept for good: a review held 20,000 of
+/// them open, the process's file limit), and one that half-closes after its
+/// request (`shutdown(SHUT_WR)`, as `nc -N` does) still gets its answer
+/// (the request was applied and the connection closed unanswered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unfinished_headers_are_timed_out_and_a_half_close_is_answered() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let srv = start_with(Limits {
+        header_timeout: std::time::Duration::from_millis(500),
+        ..Limits::default()
+    })
+    .await;
+    for partial in ["", "GET /healthz HTTP/1.1\r\nHost: te"] {
+        let mut s = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+        s.write_all(partial.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 4096];
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("closed, not kept");
+        // Closed: end of stream (or a reset), perhaps after a 408.
+        if let Ok(n) = read {
+            let text = String::from_utf8_lossy(&buf[..n]);
+            assert!(
+                n == 0 || text.starts_with("HTTP/1.1 408"),
+                "{partial:?}: {text}"
+            );
+        }
+    }
+    let mut s = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+    s.write_all(b"POST /v1/worlds HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
+    s.shutdown().await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        s.read_to_string(&mut answer),
+    )
+    .await
+    .expect("an answer")
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let (st, _) = json_req(srv.addr, "GET", "/healthz", None).await;
+    assert_eq!(st, 200);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_error_path_returns_its_code() {
     let srv = start_with(Limits {

@@ -10,6 +10,7 @@
 
 pub mod assets;
 pub mod error;
+mod http;
 pub mod metrics;
 pub mod rest;
 pub mod stream;
@@ -39,6 +40,9 @@ pub struct Limits {
     pub max_every: u32,
     /// How long a request's body may take to arrive (then 408).
     pub body_timeout: Duration,
+    /// How long a connection may take to send a request's line and headers
+    /// (then it is closed).
+    pub header_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -51,6 +55,7 @@ impl Default for Limits {
             max_steps: 10_000,
             max_every: 600,
             body_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -291,15 +296,15 @@ pub async fn run(
 ) -> Result<(), String> {
     let token = state.shutdown_token();
     let app = rest::app(state.clone());
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            token.cancel();
-        })
-        .await
-        .map_err(|e| e.to_string());
+    let stop = token.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        stop.cancel();
+    });
+    let header_timeout = state.limits().header_timeout;
+    http::serve(listener, app, token, header_timeout).await;
     for id in state.world_ids() {
         state.remove_world(&id);
     }
-    result
+    Ok(())
 }
