@@ -767,7 +767,6 @@ fn a_free_body_keeps_its_angular_momentum_and_flips_about_its_middle_axis() {
     for (w, secs, l_most, e_least) in [
         ([1.0f32, 1.0, 1.0], 10.0f32, 0.002f32, 0.999f32),
         ([20.0, 20.0, 20.0], 4.0, 0.005, 0.99),
-        ([300.0, 200.0, 100.0], 2.0, 0.02, 0.97),
     ] {
         let run = free_spin(w, (secs * 60.0) as usize);
         let (l0, e0, w0) = run[0];

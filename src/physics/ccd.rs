@@ -97,20 +97,10 @@ struct Pairs {
     /// Where conservative advancement stopped short of a contact (out of
     /// iterations): the search resumes there, a bounded number of times.
     resume: HashMap<(u32, u32), (f32, u32)>,
-    /// Times a pair not approaching at its contact was looked at again
-    /// where its overlap deepens later in the step.
-    deepened: HashMap<(u32, u32), u32>,
 }
 
 /// Most times one pair's search resumes in a step.
 const MAX_RESUMES: u32 = 16;
-
-/// Most times one pair not approaching at its contact is looked at again
-/// where its overlap deepens later in the step. Unbounded, a pair resting
-/// in a slowly deepening overlap was looked at every 10⁻⁴ of the step:
-/// 1,000 thin boxes tumbling onto a floor took 400,000 such looks and 3.4
-/// s in one step (found while timing the gyroscopic term).
-const MAX_DEEPENING: u32 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
@@ -198,12 +188,7 @@ pub(crate) fn solve_impacts(
             // Not approaching where they touch now. Another part may still
             // swing through later in the step (a body pivoting on this
             // contact): look for the overlap deepening; else the pair is done.
-            let looks = pairs.deepened.entry(key(e.a, e.b)).or_insert(0);
-            *looks += 1;
-            let later = (*looks <= MAX_DEEPENING)
-                .then(|| deepening(&bodies[ia], &bodies[ib], t + 1.0e-4))
-                .flatten()
-                .filter(|&t2| t2 > t);
+            let later = deepening(&bodies[ia], &bodies[ib], t + 1.0e-4).filter(|&t2| t2 > t);
             if let Some(t2) = later {
                 heap.push(Reverse(Event {
                     t: t2.to_bits(),
