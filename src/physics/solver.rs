@@ -25,6 +25,7 @@
 //! buzz.
 
 use super::math::{orthonormal_basis, Mat3, Quat, Vec3};
+use glam::{DMat3, DQuat, DVec3};
 
 /// Solver settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,12 +98,12 @@ impl SolverBody {
 /// What Euler's gyroscopic term needs of a body whose inertia is not the
 /// same about every axis (`None` in [`solve`]'s list for the others, and
 /// for kinematic and static bodies): its rotation at the start of the step
-/// and its inertia in its own frame.
+/// and its inertia in its own frame (in f64, as the turn works in it).
 #[derive(Clone, Copy, Debug)]
 pub struct Spin {
-    pub rotation: Quat,
-    pub inertia: Mat3,
-    pub inv_inertia: Mat3,
+    rotation: Quat,
+    inertia: DMat3,
+    inv_inertia: DMat3,
     /// See [`MAX_SPREAD`].
     spread: f64,
 }
@@ -120,6 +121,8 @@ impl Spin {
         }
         // How far apart its largest and least moments are (at least their
         // ratio, at most three times it).
+        let (inertia, inv_inertia) = (inertia.as_dmat3(), inv_inertia.as_dmat3());
+        let frobenius = |m: DMat3| m.to_cols_array().iter().map(|x| x * x).sum::<f64>().sqrt();
         let spread = frobenius(inertia) * frobenius(inv_inertia);
         if spread.is_nan() || spread > MAX_SPREAD {
             return None;
@@ -131,14 +134,6 @@ impl Spin {
             spread,
         })
     }
-}
-
-fn frobenius(m: Mat3) -> f64 {
-    m.to_cols_array()
-        .iter()
-        .map(|&x| f64::from(x) * f64::from(x))
-        .sum::<f64>()
-        .sqrt()
 }
 
 /// The most spread inertia ([`Spin::new`]: the product of the inertia's
@@ -342,7 +337,9 @@ pub fn solve(
             p.tangent_impulse[1] *= s.warm_start;
         }
     }
-    let mut turned_from = vec![Quat::IDENTITY; if spins.is_empty() { 0 } else { bodies.len() }];
+    // (No scratch and no pass after the relax where no body spins.)
+    let spinning = spins.iter().any(Option::is_some);
+    let mut turned_from = vec![Quat::IDENTITY; if spinning { bodies.len() } else { 0 }];
     for i in 0..n {
         integrate_velocities(bodies, h);
         warm_start(bodies, constraints);
@@ -352,7 +349,7 @@ pub fn solve(
         solve_contacts(bodies, constraints, inv_h, soft, s, true, reverse);
         integrate_positions(bodies, spins, &mut turned_from, h);
         solve_contacts(bodies, constraints, inv_h, soft, s, false, !reverse);
-        if !spins.is_empty() {
+        if spinning {
             carry_spins(bodies, spins, &turned_from);
         }
         for c in constraints.iter_mut() {
@@ -437,7 +434,7 @@ fn carry_spins(bodies: &mut [SolverBody], spins: &[Option<Spin>], turned_from: &
     for (i, b) in bodies.iter_mut().enumerate().skip(1) {
         if let (Some(Some(spin)), Some(&from)) = (spins.get(i), turned_from.get(i)) {
             if from != b.dq {
-                b.w = carry_momentum(b.w, from * spin.rotation, b.dq * spin.rotation, spin);
+                b.w = carry_momentum(b.w, from, b.dq, spin);
             }
         }
     }
@@ -457,21 +454,15 @@ const MAX_PIECES: f64 = 64.0;
 /// R·I·Rᵀ·ω` stays what it was, and the angular velocity at each rotation
 /// `R` is `R·I⁻¹·Rᵀ·L`: the body turns by the mean of its angular velocity
 /// at the start and at the end (the trapezoidal rule on the rotation,
-/// implicit: a few fixed-point rounds, in pieces of at most [`MAX_TURN`];
-/// past [`MAX_PIECES`], at 3,000 rad/s and more at 240 substeps a second,
-/// the pieces are longer, and the energy clamp bleeds the spin), which keeps
-/// its energy `½·ω·L` from drifting: turning by the start's angular
-/// velocity alone, a box spun at 20 rad/s about a skew axis lost 47% of
-/// its momentum to the energy clamp of [`carry_momentum`] in 4 s (0.12%
-/// now, 0.25% of its energy), and at 300 rad/s that turn in one piece,
-/// in f32, lost 73% of its energy in 2 s (1.7% now, and 0.7% of its
-/// momentum).
+/// implicit: a few fixed-point rounds, in pieces of at most [`MAX_TURN`]
+/// and of a quarter of the inverse spread, at most [`MAX_PIECES`] a
+/// substep), which keeps its energy `½·ω·L` from drifting: turning by the
+/// start's angular velocity alone, a box spun at 20 rad/s about a skew axis
+/// lost 47% of its momentum to the energy clamp of [`carry_momentum`] in 4
+/// s (0.12% now, 0.25% of its energy).
 fn free_turn(dq: Quat, w: Vec3, spin: &Spin, h: f32) -> (Quat, Vec3) {
-    use glam::{DMat3, DQuat, DVec3};
-    let q0 = dq.as_dquat();
-    let rotation = spin.rotation.as_dquat();
-    let inertia = DMat3::from_cols_array(&spin.inertia.to_cols_array().map(f64::from));
-    let inv_inertia = DMat3::from_cols_array(&spin.inv_inertia.to_cols_array().map(f64::from));
+    let (q0, rotation) = (dq.as_dquat(), spin.rotation.as_dquat());
+    let (inertia, inv_inertia) = (spin.inertia, spin.inv_inertia);
     let w0 = w.as_dvec3();
     // (A piece's turn times the spread of the inertia bounds how much an
     // error in the end's angular velocity grows in a fixed-point round.)
@@ -516,7 +507,8 @@ fn free_turn(dq: Quat, w: Vec3, spin: &Spin, h: f32) -> (Quat, Vec3) {
 }
 
 /// Euler's gyroscopic term: the angular velocity of a body that has turned
-/// from `from` to `to` with angular velocity `w` and kept its angular
+/// from `from` to `to` (its rotations since the step's start) with angular
+/// velocity `w` and kept its angular
 /// momentum `L = R·I·Rᵀ·ω` (the contacts' and forces' torques are applied
 /// apart, as impulses). A body spun about a skew axis then precesses, and
 /// one spun about its middle axis flips (the tennis racket), as a rigid
@@ -534,13 +526,13 @@ fn free_turn(dq: Quat, w: Vec3, spin: &Spin, h: f32) -> (Quat, Vec3) {
 /// body's own, and thin plates pushed out of spheres were left spinning
 /// (114 of 400 pairs awake after 4 s, against under 40).
 fn carry_momentum(w: Vec3, from: Quat, to: Quat, spin: &Spin) -> Vec3 {
-    let (from, to) = (from.as_dquat(), to.as_dquat());
-    let inertia = glam::DMat3::from_cols_array(&spin.inertia.to_cols_array().map(f64::from));
-    let inv_inertia =
-        glam::DMat3::from_cols_array(&spin.inv_inertia.to_cols_array().map(f64::from));
+    let (from, to) = (
+        (from * spin.rotation).as_dquat(),
+        (to * spin.rotation).as_dquat(),
+    );
     let w0 = w.as_dvec3();
-    let l = from * (inertia * (from.conjugate() * w0));
-    let mut next = to * (inv_inertia * (to.conjugate() * l));
+    let l = from * (spin.inertia * (from.conjugate() * w0));
+    let mut next = to * (spin.inv_inertia * (to.conjugate() * l));
     let (before, after) = (w0.dot(l), next.dot(l));
     if after > before && after > 0.0 {
         next *= (before.max(0.0) / after).sqrt();
