@@ -198,9 +198,10 @@ fn main() {
             let s = w.cable_stats;
             if trace {
                 println!(
-                    "  step {}: {:.1} ms, {} pairs, {} contacts, {} extensions; pairs {:.1}, extensions {:.1}, body contacts {:.1}, solve {:.1}, verify {:.1}, substep ends {:.1} ms",
+                    "  step {}: {:.1} ms, {} substeps, {} pairs, {} contacts, {} extensions; pairs {:.1}, extensions {:.1}, body contacts {:.1}, solve {:.1}, verify {:.1}, substep ends {:.1} ms",
                     31 + step,
                     started.elapsed().as_secs_f64() * 1e3,
+                    s.substeps,
                     s.pairs,
                     s.contacts,
                     s.rebuilds + s.extensions,

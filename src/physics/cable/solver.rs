@@ -114,6 +114,9 @@ pub struct CableStats {
     pub audit_missed: u64,
     /// Cables asleep after the step.
     pub asleep: u64,
+    /// The substeps the step took (the world's, or more where a cable's
+    /// particles moved apart fast: `cable::swing_substeps`).
+    pub substeps: u64,
     /// Wall-clock time (ms) of the step's phases: pairs (tubes, grid,
     /// distance filter; full rebuilds included), tube extensions (with
     /// their local pair search), body contacts, the substeps' prediction,

@@ -7,7 +7,7 @@ use crate::physics::cable::pairs::{overlap, Grid};
 use crate::physics::cable::solver::{
     BodyContact, CableSystem, CoupledBody, Extension, HoldBack, Seg, PARALLEL_FROM,
 };
-use crate::physics::cable::MAX_STEP_BODY_CONTACTS;
+use crate::physics::cable::{self, MAX_STEP_BODY_CONTACTS};
 use crate::physics::collision;
 use crate::physics::math::{Pose, Quat, Vec3};
 use crate::physics::shape::Shape;
@@ -222,12 +222,21 @@ impl World {
             // (The supports of bodies resting on them stay.)
             self.cable_stats = Default::default();
             self.cable_stats.asleep = self.cables.len() as u64;
+            self.cable_swing = 0;
             return;
         }
         self.moved_cables
             .extend(self.cables.iter().filter(|c| !c.sleeping).map(|c| c.id));
         let mut sys = std::mem::take(&mut self.cable_system);
-        let n = self.settings.cable_substeps.max(1);
+        // More substeps where a cable's particles move apart fast: at this
+        // step's start, or the last one's (a stretched cable swinging back
+        // through its rest gathers its speed within the step).
+        let swing = cable::swing_substeps(self.cables.iter(), dt);
+        let base = self.settings.cable_substeps.max(1);
+        let n = swing
+            .max(self.cable_swing)
+            .clamp(base, base * cable::MAX_SUBSTEP_FACTOR);
+        self.cable_swing = swing;
         let h = dt / n as f32;
         let g = self.settings.gravity;
         sys.load(&self.cables);
@@ -311,6 +320,7 @@ impl World {
         self.find_cable_supports(&sys, pinch.as_ref());
         self.update_cable_sleep(&sys, dt);
         self.cable_stats = sys.stats;
+        self.cable_stats.substeps = n as u64;
         self.cable_stats.asleep = self.cables.iter().filter(|c| c.sleeping).count() as u64;
         self.cable_system = sys;
     }

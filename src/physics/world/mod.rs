@@ -157,6 +157,9 @@ pub struct World {
     sleepers: cable_sleep::Sleepers,
     /// What the cable stage did in the last step.
     pub cable_stats: super::cable::CableStats,
+    /// The substeps the last step's cables needed at its start
+    /// ([`super::cable::swing_substeps`]).
+    cable_swing: u32,
     /// Ids of the cables awake in the last step's cable stage.
     moved_cables: Vec<u64>,
     /// The world's cables' overlapping segment sweeps (see
@@ -224,6 +227,7 @@ impl World {
             cable_rider_holds: Vec::new(),
             sleepers: Default::default(),
             cable_stats: Default::default(),
+            cable_swing: 0,
             moved_cables: Vec::new(),
             cable_overlap_count: None,
             cable_reach: Vec::new(),
