@@ -173,6 +173,62 @@ async fn unfinished_headers_are_timed_out_and_a_half_close_is_answered() {
     assert_eq!(st, 200);
 }
 
+/// Requests hyper cannot parse get its own answer (400, 414, 431), which
+/// had an empty body: now the error shape, its type and length right; the
+/// server goes on answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_that_are_not_http_get_the_error_shape() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let srv = start().await;
+    let many: String = (0..200).map(|i| format!("X-H{i}: 1\r\n")).collect();
+    let cases = [
+        ("GARBAGE\r\n\r\n".to_string(), 400, "malformed_request"),
+        (
+            "POST /v1/worlds HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n".into(),
+            400,
+            "malformed_request",
+        ),
+        (
+            format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(100_000)),
+            414,
+            "uri_too_long",
+        ),
+        (
+            format!("GET /v1/worlds HTTP/1.1\r\nHost: t\r\n{many}\r\n"),
+            431,
+            "headers_too_large",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let mut s = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+        s.write_all(request.as_bytes()).await.unwrap();
+        s.shutdown().await.unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            s.read_to_end(&mut answer),
+        )
+        .await
+        .expect("an answer")
+        .unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{answer}");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        assert!(
+            head.contains(&format!("content-length: {}", body.len())),
+            "{head}"
+        );
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["error"]["code"], code, "{body}");
+        assert!(v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    let (st, _) = json_req(srv.addr, "GET", "/healthz", None).await;
+    assert_eq!(st, 200);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_error_path_returns_its_code() {
     let srv = start_with(Limits {

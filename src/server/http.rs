@@ -10,6 +10,11 @@
 //!   `shutdown(SHUT_WR)`) and still gets the answer: the request was applied
 //!   and the connection closed with no answer.
 //!
+//! - A request hyper cannot parse (a malformed request line, header or
+//!   `Content-Length`, more than 100 headers, a URI over 65,534 bytes)
+//!   gets hyper's own answer, 400, 431 or 414 with an empty body, which
+//!   [`ShapedParseErrors`] gives the error shape of `proto/rest.md`.
+//!
 //! On shutdown the listener stops accepting, every connection is told to
 //! finish what it is answering and close, and [`serve`] returns once all
 //! have (WebSocket sessions, handed off by their upgrade, end on the
@@ -19,7 +24,11 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -55,7 +64,7 @@ pub async fn serve(
                 .header_read_timeout(header_timeout)
                 .half_close(true);
             let conn = builder
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(TokioIo::new(ShapedParseErrors::new(stream)), service)
                 .with_upgrades();
             tokio::pin!(conn);
             tokio::select! {
@@ -70,4 +79,146 @@ pub async fn serve(
     drop(listener);
     tracker.close();
     tracker.wait().await;
+}
+
+/// A connection's stream whose writes of hyper's own answer to a request it
+/// could not parse get the error shape: that answer is a head alone
+/// (`connection: close`, `content-length: 0`, no `content-type`; the
+/// application's errors all have a JSON body), written whole in one write
+/// (the stream takes no vectored writes, so hyper gathers each buffer), and
+/// the last thing on the connection.
+pub struct ShapedParseErrors<S> {
+    inner: S,
+    /// The shaped answer being written, and how much of it is out.
+    shaped: Option<(Vec<u8>, usize)>,
+}
+
+impl<S> ShapedParseErrors<S> {
+    pub fn new(inner: S) -> Self {
+        ShapedParseErrors {
+            inner,
+            shaped: None,
+        }
+    }
+}
+
+/// hyper's answer `head` to a request it could not parse, with a JSON
+/// error body; `None` for anything else.
+pub fn shaped_parse_error(head: &[u8]) -> Option<Vec<u8>> {
+    let (code, message) = match head.get(..13)? {
+        b"HTTP/1.1 400 " => (
+            "malformed_request",
+            "the request is not valid HTTP/1.1 (its request line, a header or its Content-Length)",
+        ),
+        b"HTTP/1.1 414 " => (
+            "uri_too_long",
+            "the request's URI is longer than 65,534 bytes",
+        ),
+        b"HTTP/1.1 431 " => (
+            "headers_too_large",
+            "the request has more than 100 headers, or its line and headers exceed 400 KB",
+        ),
+        _ => return None,
+    };
+    const EMPTY: &[u8] = b"\r\ncontent-length: 0\r\n";
+    let find = |needle: &[u8]| head.windows(needle.len()).position(|w| w == needle);
+    let ends_head = head.ends_with(b"\r\n\r\n") && find(b"\r\n\r\n") == Some(head.len() - 4);
+    if !ends_head || find(b"\r\nconnection: close\r\n").is_none() || find(b"content-type").is_some()
+    {
+        return None;
+    }
+    let at = find(EMPTY)?;
+    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    let mut out = Vec::with_capacity(head.len() + body.len() + 48);
+    out.extend_from_slice(&head[..at]);
+    out.extend_from_slice(
+        format!(
+            "\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(&head[at + EMPTY.len()..]);
+    out.extend_from_slice(body.as_bytes());
+    Some(out)
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for ShapedParseErrors<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for ShapedParseErrors<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if this.shaped.is_none() {
+            match shaped_parse_error(buf) {
+                Some(out) => this.shaped = Some((out, 0)),
+                None => return Pin::new(&mut this.inner).poll_write(cx, buf),
+            }
+        }
+        // (Written on across calls: hyper calls again with the same head.)
+        if let Some((out, done)) = &mut this.shaped {
+            while *done < out.len() {
+                match ready!(Pin::new(&mut this.inner).poll_write(cx, &out[*done..])) {
+                    Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                    Ok(n) => *done += n,
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            }
+        }
+        this.shaped = None;
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shaped_parse_error;
+
+    #[test]
+    fn only_hypers_own_empty_answers_are_shaped() {
+        let own = b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\ndate: Thu, 26 Nov 2026 15:58:23 GMT\r\n\r\n";
+        let out = String::from_utf8(shaped_parse_error(own).unwrap()).unwrap();
+        let (head, body) = out.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 431 "), "{head}");
+        assert!(head.contains("\r\ncontent-type: application/json\r\n"));
+        assert!(head.contains(&format!("\r\ncontent-length: {}\r\n", body.len())));
+        assert!(
+            head.ends_with("date: Thu, 26 Nov 2026 15:58:23 GMT"),
+            "{head}"
+        );
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["error"]["code"], "headers_too_large");
+        // The application's own answers (a body, a type), a 404, part of a
+        // head, and a body that happens to start like a head pass as they are.
+        let ours = b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+        let other = b"HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+        let part = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n";
+        let more = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n{}";
+        for head in [&ours[..], other, part, more] {
+            assert!(
+                shaped_parse_error(head).is_none(),
+                "{}",
+                String::from_utf8_lossy(head)
+            );
+        }
+    }
 }
