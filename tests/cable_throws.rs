@@ -57,8 +57,10 @@ fn throw(series: u64, n: u64) -> (World, f32) {
 /// audit, which asks the same query, counted two crossings there): in one
 /// second, no two centre lines touch at any substep, by brute force over
 /// every pair of segments, and the kinetic energy never exceeds the
-/// throw's (the fail-safe holds particles in most throws, up to a few
-/// thousand a second, and its pull brings their neighbours back).
+/// throw's (the fail-safe holds particles in most throws, 463 in all, and
+/// its pull brings their neighbours back; over 1,000 before the particles
+/// of stopped pairs of free cables moved on together, `solver/holds.rs`,
+/// which needs fewer holds: the bound is that it acts at all, often).
 #[test]
 fn cables_thrown_across_a_pinned_line_never_cross() {
     let mut frozen = 0;
@@ -84,8 +86,73 @@ fn cables_thrown_across_a_pinned_line_never_cross() {
             );
         }
     }
+    assert!(frozen > 100, "the fail-safe acted: {frozen} particles held");
+}
+
+/// Two free cables of 1 kg (40 segments over 2 m) meeting without gravity,
+/// one thrown at `speed` across the other at rest at `angle` degrees, 40
+/// steps, audited: the least share of the throw's momentum (along the
+/// throw) the two keep at a step's end, the greatest kinetic energy over
+/// the throw's, and the particles the fail-safe held.
+fn meet(speed: f32, radius: f32, angle: f32) -> (f32, f32, u64) {
+    let mut w = common::world(Vec3::ZERO);
+    w.settings.cable_audit = true;
+    let mut thrown = CableSpec::new([-1.0, 0.0, -0.3], [1.0, 0.0, -0.3], 40);
+    thrown.radius = radius;
+    thrown.linear_velocity = [0.0, 0.0, speed];
+    let t = angle.to_radians();
+    let mut still = CableSpec::new([-t.cos(), -t.sin(), 0.0], [t.cos(), t.sin(), 0.0], 40);
+    still.radius = radius;
+    w.add_cable(&thrown).unwrap();
+    w.add_cable(&still).unwrap();
+    let (p0, e0) = (speed, 0.5 * speed * speed);
+    let (mut kept, mut most, mut held) = (f32::MAX, 0.0f32, 0);
+    for step in 0..40 {
+        w.step();
+        let s = w.cable_stats;
+        assert_eq!(s.audit_crossings, 0, "{speed} m/s at {angle}°, step {step}");
+        held += s.frozen;
+        let (mut p, mut e) = (0.0, 0.0);
+        for c in w.cables() {
+            for v in &c.v {
+                p += c.particle_mass * v.z;
+                e += 0.5 * c.particle_mass * v.length_squared();
+            }
+        }
+        kept = kept.min(p / p0);
+        most = most.max(e / e0);
+    }
+    (kept, most, held)
+}
+
+/// Threads (and cables 1.5 mm thick) meeting at 20–30 m/s, across and at
+/// 30° and 10°: the fail-safe holds particles in most meetings, and it
+/// moves each stopped pair's particles on together by their mean
+/// displacement (`cable/solver/holds.rs`), so the two keep at least 75%
+/// of the throw's momentum (82–100% measured; what goes is the pull of
+/// the cables back onto the held particles) and their kinetic energy
+/// never rises. Held where the substep began, as before, they kept as
+/// little as −5% of it (the thrown thread stopped dead in one step) and
+/// 18 of 24 such meetings held particles.
+#[test]
+fn threads_meeting_fast_keep_their_momentum() {
+    let mut held = 0;
+    for radius in [0.0, 0.0015] {
+        for speed in [20.0, 25.0, 30.0] {
+            for angle in [90.0, 30.0, 10.0] {
+                let (kept, most, h) = meet(speed, radius, angle);
+                held += h;
+                let case = format!(
+                    "{speed} m/s at {angle}°, radius {radius}: momentum kept {kept}, \
+                     kinetic energy {most} of the throw's, {h} held"
+                );
+                assert!(kept >= 0.75, "{case}");
+                assert!(most <= 1.0 + 1.0e-4, "{case}");
+            }
+        }
+    }
     assert!(
-        frozen > 1000,
-        "the fail-safe acted: {frozen} particles held"
+        held > 0,
+        "the fail-safe held nothing: the test does not test it"
     );
 }

@@ -180,7 +180,12 @@
 //!    take it where they first come within half the distance they began
 //!    at); a pair that still fails after two such responses has its four
 //!    particles held where the substep began (a state already proven), and
-//!    the pairs around them are checked again. The held particles' cables
+//!    the pairs around them are checked again. Where all four are of free
+//!    cables (no pinned or sleeping particle, none held back from a body),
+//!    they move on together instead, by their mass-weighted mean
+//!    displacement: their places relative to each other are those of the
+//!    substep's start, and their momentum stays (`solver/holds.rs`; stopped
+//!    pairs sharing a particle move as one group). The held particles' cables
 //!    are then solved again with them standing still, so that their free
 //!    particles come back onto their links instead of stretching them by
 //!    their motion in the substep (up to 92% for a step in 100 random drops

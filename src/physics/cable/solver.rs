@@ -20,6 +20,7 @@ mod chains;
 mod contacts;
 mod coupled;
 mod filter;
+mod holds;
 mod kernels;
 mod layout;
 mod strained;

@@ -750,7 +750,9 @@ mod tests {
         heap.add_cable(&CableSpec::new([60.0, 1.0, 0.0], [62.0, 1.0, 0.0], 20))
             .unwrap();
         let n = all_overlaps(&heap);
-        assert!(n > 500, "{n}");
+        // (Many: 386 as the heap now settles, over 500 before the
+        // fail-safe moved stopped free cables on together.)
+        assert!(n > 300, "{n}");
         assert_counted(&heap);
         // The exact count: the sleepers' own pairs are counted once and
         // kept. A step later (the new cables falling, the heap asleep) the

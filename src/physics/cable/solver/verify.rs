@@ -5,6 +5,7 @@
 
 use super::both;
 use super::chains::{ChainGroup, GROUP};
+use super::holds::HoldGroups;
 use super::kernels::{moves_anything, pair_points};
 use super::{d3, CableSystem, Pair, Vec3, MAX_RESPONSES, MIN_GAP};
 use crate::physics::collision::ccd_cubic::EdgeEdgeQuery;
@@ -93,7 +94,8 @@ impl CableSystem {
     /// substeps.
     fn drain_and_pull(&mut self, h: f32) {
         let mut frozen_list: Vec<usize> = Vec::new();
-        self.drain(h, &mut frozen_list);
+        let mut groups = HoldGroups::default();
+        self.drain(h, &mut frozen_list, &mut groups);
         // (Each round pulls for what the last one froze.)
         let mut from = 0;
         for _ in 0..MAX_PULLS {
@@ -102,7 +104,7 @@ impl CableSystem {
                 break;
             }
             from = round.end;
-            self.drain(h, &mut frozen_list);
+            self.drain(h, &mut frozen_list, &mut groups);
         }
         for i in frozen_list {
             self.frozen[i] = false;
@@ -122,18 +124,9 @@ impl CableSystem {
         // Each seed's cable, as a range of segments.
         let mut cables: Vec<(usize, usize)> = Vec::new();
         for &i in seeds {
-            let Some(&seg) = self.part_segs[i].iter().find(|&&s| s != u32::MAX) else {
+            let Some((a, b)) = self.cable_segments(i) else {
                 continue;
             };
-            let cable = self.segs[seg as usize].cable;
-            let same = |k: usize| self.segs[k].cable == cable;
-            let (mut a, mut b) = (seg as usize, seg as usize + 1);
-            while a > 0 && same(a - 1) {
-                a -= 1;
-            }
-            while b < self.segs.len() && same(b) {
-                b += 1;
-            }
             // (Not a cable with a particle held back from a body: a
             // dynamic body would not get the momentum the pull takes from
             // its neighbours.)
@@ -175,6 +168,22 @@ impl CableSystem {
         // reads them all.)
         self.held_since_look |= moved;
         moved
+    }
+
+    /// The segments of particle `i`'s cable (a range, as first and end);
+    /// `None` for a particle of no segment.
+    pub(super) fn cable_segments(&self, i: usize) -> Option<(usize, usize)> {
+        let &seg = self.part_segs[i].iter().find(|&&s| s != u32::MAX)?;
+        let cable = self.segs[seg as usize].cable;
+        let same = |k: usize| self.segs[k].cable == cable;
+        let (mut a, mut b) = (seg as usize, seg as usize + 1);
+        while a > 0 && same(a - 1) {
+            a -= 1;
+        }
+        while b < self.segs.len() && same(b) {
+            b += 1;
+        }
+        Some((a, b))
     }
 
     /// Holds each of `particles` at its `at` (the caller found its segment
@@ -228,7 +237,7 @@ impl CableSystem {
     /// counts as pinned from then on); true when that froze it. A particle
     /// held before, carried along with a dynamic body, goes back too: the
     /// body gets the momentum that takes, `m·(at − prev)/h`.
-    fn hold(&mut self, i: usize, h: f32) -> bool {
+    pub(super) fn hold(&mut self, i: usize, h: f32) -> bool {
         if self.x[i] != self.prev[i] && self.frozen[i] && self.w[i] > 0.0 {
             if let Some(&(_, body, point)) = self.carried.iter().find(|c| c.0 == i) {
                 let lost = (self.x[i] - self.prev[i]) / (self.w[i] * h);
@@ -251,7 +260,7 @@ impl CableSystem {
 
     /// Verifies the queued pairs (see [`Self::verify`]); the particles it
     /// freezes go to `frozen_list`.
-    fn drain(&mut self, h: f32, frozen_list: &mut Vec<usize>) {
+    fn drain(&mut self, h: f32, frozen_list: &mut Vec<usize>, groups: &mut HoldGroups) {
         while let Some(k) = self.queue.pop() {
             let k = k as usize;
             self.queued[k] = false;
@@ -274,12 +283,14 @@ impl CableSystem {
                 continue;
             }
             let pts = pair_points(&self.pairs[k]);
-            if pts
-                .iter()
-                .all(|&(i, _, _)| self.is_held(i) && self.x[i] == self.prev[i])
+            if groups.rigid(&pts)
+                || pts
+                    .iter()
+                    .all(|&(i, _, _)| self.is_held(i) && self.x[i] == self.prev[i])
             {
-                // Nothing of it moves: it stays as the substep found it. (A
-                // particle held where a moving body carried it did move.)
+                // Nothing of it moves, or it moves as one: it stays as the
+                // substep found it, relative to itself. (A particle held
+                // where a moving body carried it did move.)
                 continue;
             }
             // 2. The exact edge–edge CCD (no false negatives).
@@ -302,12 +313,7 @@ impl CableSystem {
                 self.responses[k] += 1;
                 self.stats.impacts += 1;
             } else {
-                for &(i, _, _) in &pts {
-                    if self.hold(i, h) {
-                        frozen_list.push(i);
-                        self.stats.frozen += 1;
-                    }
-                }
+                self.hold_together(&pts, h, groups, frozen_list);
             }
             for &(i, _, _) in &pts {
                 self.enqueue_around(i);
@@ -365,7 +371,7 @@ impl CableSystem {
     }
 
     /// Queues every pair of the segments that hold particle `i`.
-    fn enqueue_around(&mut self, i: usize) {
+    pub(super) fn enqueue_around(&mut self, i: usize) {
         for seg in self.part_segs[i] {
             if seg == u32::MAX {
                 continue;
