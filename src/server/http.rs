@@ -85,12 +85,18 @@ pub async fn serve(
 /// could not parse get the error shape: that answer is a head alone
 /// (`connection: close`, `content-length: 0`, no `content-type`; the
 /// application's errors all have a JSON body), written whole in one write
-/// (the stream takes no vectored writes, so hyper gathers each buffer), and
-/// the last thing on the connection.
+/// (hyper's buffer of it, one slice when vectored), and the last thing on
+/// the connection. Only a write that starts a buffer is looked at (not the
+/// rest of one written in part), and none once the connection switched
+/// protocols (a WebSocket's frames are not HTTP).
 pub struct ShapedParseErrors<S> {
     inner: S,
     /// The shaped answer being written, and how much of it is out.
     shaped: Option<(Vec<u8>, usize)>,
+    /// Whether the next write starts a buffer of hyper's.
+    at_start: bool,
+    /// After a `101 Switching Protocols`: nothing more is looked at.
+    switched: bool,
 }
 
 impl<S> ShapedParseErrors<S> {
@@ -98,7 +104,61 @@ impl<S> ShapedParseErrors<S> {
         ShapedParseErrors {
             inner,
             shaped: None,
+            at_start: true,
+            switched: false,
         }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> ShapedParseErrors<S> {
+    /// Writes out the shaped answer under way, if any: ready once it is
+    /// all out (or failed; it is then dropped).
+    fn poll_shaped(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some((out, done)) = &mut self.shaped {
+            if *done == out.len() {
+                self.shaped = None;
+                break;
+            }
+            match ready!(Pin::new(&mut self.inner).poll_write(cx, &out[*done..])) {
+                Ok(0) => {
+                    self.shaped = None;
+                    return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+                }
+                Ok(n) => *done += n,
+                Err(e) => {
+                    self.shaped = None;
+                    return Poll::Ready(Err(e));
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Whether `first` (the start of a write) is looked at, and if it is
+    /// hyper's own answer, the shaped one set under way.
+    fn take_shaped(&mut self, first: &[u8]) -> bool {
+        if self.shaped.is_some() {
+            return true;
+        }
+        if !self.at_start || self.switched {
+            return false;
+        }
+        match shaped_parse_error(first) {
+            Some(out) => {
+                self.shaped = Some((out, 0));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// After a write of `first` (the start of what was offered, `offered`
+    /// bytes in all) that took `n` bytes.
+    fn wrote(&mut self, first: &[u8], n: usize, offered: usize) {
+        if self.at_start && first.starts_with(b"HTTP/1.1 101 ") {
+            self.switched = true;
+        }
+        self.at_start = n == offered;
     }
 }
 
@@ -160,38 +220,111 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for ShapedParseErrors<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        if this.shaped.is_none() {
-            match shaped_parse_error(buf) {
-                Some(out) => this.shaped = Some((out, 0)),
-                None => return Pin::new(&mut this.inner).poll_write(cx, buf),
-            }
+        if this.take_shaped(buf) {
+            // (Written on across calls: hyper offers the same head again.)
+            ready!(this.poll_shaped(cx))?;
+            return Poll::Ready(Ok(buf.len()));
         }
-        // (Written on across calls: hyper calls again with the same head.)
-        if let Some((out, done)) = &mut this.shaped {
-            while *done < out.len() {
-                match ready!(Pin::new(&mut this.inner).poll_write(cx, &out[*done..])) {
-                    Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                    Ok(n) => *done += n,
-                    Err(e) => return Poll::Ready(Err(e)),
-                }
-            }
+        let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        this.wrote(buf, n, buf.len());
+        Poll::Ready(Ok(n))
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let offered: usize = bufs.iter().map(|b| b.len()).sum();
+        let mut full = bufs.iter().filter(|b| !b.is_empty());
+        let first: &[u8] = full.next().map_or(&[], |b| b);
+        // (hyper's own answer is one slice: its head.)
+        if full.next().is_none() && this.take_shaped(first) {
+            ready!(this.poll_shaped(cx))?;
+            return Poll::Ready(Ok(offered));
         }
-        this.shaped = None;
-        Poll::Ready(Ok(buf.len()))
+        let n = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
+        this.wrote(first, n, offered);
+        Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_shaped(cx))?;
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_shaped(cx))?;
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::shaped_parse_error;
+    use super::{shaped_parse_error, ShapedParseErrors};
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::io::{AsyncWrite, AsyncWriteExt};
+
+    /// A sink that takes at most 7 bytes a write and is not ready every
+    /// other time.
+    #[derive(Default)]
+    struct Trickle {
+        out: Vec<u8>,
+        calls: usize,
+    }
+
+    impl AsyncWrite for Trickle {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            self.calls += 1;
+            if self.calls.is_multiple_of(2) {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let n = buf.len().min(7);
+            self.out.extend_from_slice(&buf[..n]);
+            Poll::Ready(Ok(n))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    const OWN: &[u8] =
+        b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+
+    /// Through a stream that takes a few bytes at a time: hyper's own
+    /// answer goes out shaped, whole; the same bytes after a switch of
+    /// protocols, or as the rest of a write taken in part, go as they are.
+    #[tokio::test]
+    async fn the_stream_shapes_only_hypers_own_answer_whole() {
+        let mut s = ShapedParseErrors::new(Trickle::default());
+        s.write_all(OWN).await.unwrap();
+        s.flush().await.unwrap();
+        assert_eq!(s.inner.out, shaped_parse_error(OWN).unwrap());
+        let mut s = ShapedParseErrors::new(Trickle::default());
+        let switch = b"HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n";
+        s.write_all(switch).await.unwrap();
+        s.write_all(OWN).await.unwrap();
+        assert_eq!(s.inner.out, [&switch[..], OWN].concat());
+        // (write_all offers the rest of its buffer after each part.)
+        let mut s = ShapedParseErrors::new(Trickle::default());
+        let body = [&b"{\"a\":1}"[..], OWN].concat();
+        s.write_all(&body).await.unwrap();
+        assert_eq!(s.inner.out, body);
+    }
 
     #[test]
     fn only_hypers_own_empty_answers_are_shaped() {

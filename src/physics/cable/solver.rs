@@ -372,6 +372,12 @@ pub(crate) struct CableSystem {
     /// verification's impulses keep a particle inside.
     recheck: Option<Vec<usize>>,
     held_since_look: bool,
+    /// Whether the fail-safe may move stopped pairs of free cables on
+    /// together (`solver/holds.rs`): until the substep's first tube
+    /// extension. Moved, a particle may leave its tube; held where the
+    /// substep began, as after that, it cannot, so the substep's rounds of
+    /// extensions and verifications end as they did.
+    moving_holds: bool,
     /// Particles [`Self::hold_back`] holds (frozen) until the substep ends.
     held: Vec<usize>,
     /// Particles of `held` held where a moving dynamic body carried them:
@@ -622,6 +628,7 @@ impl CableSystem {
     /// contacts across the halves: a fixed order, whatever the threads.
     pub(crate) fn solve_substep(&mut self, h: f32, g: Vec3, iterations: u32) {
         let clock = std::time::Instant::now();
+        self.moving_holds = true;
         let par = self.parallel();
         self.time += h;
         // Moving bodies: their planes where the substep ends.

@@ -122,6 +122,7 @@ impl World {
         self.cable_sleep_links.clear();
         if self.cables.is_empty() {
             self.cable_stats = Default::default();
+            self.cable_swing = 0;
             return;
         }
         // Large systems (by their awake cables' particles: a sleeping
@@ -235,7 +236,7 @@ impl World {
         let base = self.settings.cable_substeps.max(1);
         let n = swing
             .max(self.cable_swing)
-            .clamp(base, base * cable::MAX_SUBSTEP_FACTOR);
+            .clamp(base, base.saturating_mul(cable::MAX_SUBSTEP_FACTOR));
         self.cable_swing = swing;
         let h = dt / n as f32;
         let g = self.settings.gravity;

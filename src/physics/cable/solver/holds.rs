@@ -58,14 +58,25 @@ pub(crate) struct HoldGroups {
 /// Whether particle `i`'s cable has no pinned (or sleeping) particle and
 /// none held back from a body.
 fn cable_is_free(sys: &CableSystem, i: usize, known: &mut HashMap<u32, bool>) -> bool {
-    let Some((a, b)) = sys.cable_segments(i) else {
+    let Some(&seg) = sys.part_segs[i].iter().find(|&&s| s != u32::MAX) else {
         return false;
     };
-    *known.entry(sys.segs[a].cable).or_insert_with(|| {
+    let cable = sys.segs[seg as usize].cable;
+    if let Some(&free) = known.get(&cable) {
+        return free;
+    }
+    let free = sys.cable_segments(i).is_some_and(|(a, b)| {
         let span = sys.segs[a].p as usize..sys.segs[b - 1].p as usize + 2;
         span.clone().all(|p| sys.w[p] > 0.0) && !sys.held.iter().any(|p| span.contains(p))
-    })
+    });
+    known.insert(cable, free);
+    free
 }
+
+/// The most particles a group moving on together may have: a larger one
+/// stands where the substep began (each stopped pair rewrites its whole
+/// group, and two threads twisted together would make one of hundreds).
+const MOST_MOVING: usize = 64;
 
 impl HoldGroups {
     /// Whether the four particles are held in one group (they then keep
@@ -81,8 +92,10 @@ impl HoldGroups {
             return g;
         }
         // A pinned particle, or one held back from a body before this
-        // verification, stands where it is (its cable is not free).
-        let still = sys.is_held(i) || !cable_is_free(sys, i, &mut self.free_cables);
+        // verification, stands where it is (its cable is not free); after
+        // the substep's first tube extension every group does.
+        let still =
+            !sys.moving_holds || sys.is_held(i) || !cable_is_free(sys, i, &mut self.free_cables);
         let mass = if still { 0.0 } else { 1.0 / sys.w[i] as f64 };
         self.groups.push(Group {
             members: vec![i],
@@ -114,11 +127,34 @@ impl HoldGroups {
             t.moment += other.moment;
             t.still |= other.still;
         }
+        let t = &mut self.groups[into];
+        t.still |= t.members.len() > MOST_MOVING;
         into
     }
 }
 
 impl CableSystem {
+    /// The group of particle `i` stands where the substep began from now
+    /// on (its members held there, bit for bit), and the pairs around them
+    /// are queued again.
+    pub(super) fn stand_still(
+        &mut self,
+        i: usize,
+        h: f32,
+        groups: &mut HoldGroups,
+        frozen_list: &mut Vec<usize>,
+    ) {
+        let g = groups.of[&i];
+        groups.groups[g].still = true;
+        for &m in &groups.groups[g].members {
+            if self.w[m] > 0.0 && self.hold(m, h) {
+                frozen_list.push(m);
+                self.stats.frozen += 1;
+            }
+            self.enqueue_around(m);
+        }
+    }
+
     /// The fail-safe for the pair of `pts`: its four particles join one
     /// group with every group they are in, and each of its members moves
     /// to where the substep began plus the group's displacement, frozen

@@ -561,6 +561,7 @@ impl CableSystem {
             self.stats.ms_extend += clock.elapsed().as_secs_f64() * 1e3;
             return Extension::None;
         }
+        self.moving_holds = false;
         if outran.len() > 64.max(self.x.len() / REBUILD_FRACTION) {
             self.stats.rebuilds += 1;
             self.build(true, |s, i| (s.x[i] - s.prev[i]) / h, h, g);

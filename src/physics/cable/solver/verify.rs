@@ -249,6 +249,11 @@ impl CableSystem {
 
     /// [`Self::hold`], at `at`.
     fn hold_at(&mut self, i: usize, at: Vec3) -> bool {
+        // (Moved, even if held before: the next look for particles out of
+        // their tubes reads them all.)
+        if self.x[i] != at {
+            self.held_since_look = true;
+        }
         self.x[i] = at;
         if self.is_held(i) {
             return false;
@@ -283,14 +288,23 @@ impl CableSystem {
                 continue;
             }
             let pts = pair_points(&self.pairs[k]);
-            if groups.rigid(&pts)
-                || pts
-                    .iter()
-                    .all(|&(i, _, _)| self.is_held(i) && self.x[i] == self.prev[i])
+            if pts
+                .iter()
+                .all(|&(i, _, _)| self.is_held(i) && self.x[i] == self.prev[i])
             {
-                // Nothing of it moves, or it moves as one: it stays as the
-                // substep found it, relative to itself. (A particle held
-                // where a moving body carried it did move.)
+                // Nothing of it moves: it stays as the substep found it. (A
+                // particle held where a moving body carried it did move.)
+                continue;
+            }
+            if groups.rigid(&pts) {
+                // Moved on as one: as the substep found it relative to
+                // itself, but for each position's own rounding (an f32
+                // step is 10⁻⁵ m at 128 m, the least gap), so the exact
+                // CCD judges it; touching, the group stands still.
+                self.stats.ccd_queries += 1;
+                if EdgeEdgeQuery::new(start, end).toi().is_some() {
+                    self.stand_still(pts[0].0, h, groups, frozen_list);
+                }
                 continue;
             }
             // 2. The exact edge–edge CCD (no false negatives).
