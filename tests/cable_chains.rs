@@ -228,13 +228,12 @@ fn throw_about_pins(speed: f32, segments: u32, pinned: Vec<u32>, substeps: u32) 
 
 /// A long thread (300 links of 1.3 cm) pinned at one end and thrown
 /// sideways at 30, 50 and 70 m/s, and one of 150 links pinned at both ends
-/// at 50 and 100 m/s, stretch as the same throw does in 64 substeps a step
-/// (where a substep moves a link's end by at most 1.2 rest lengths at 50
-/// m/s): the thread's greatest length (the whip's pull, 4–24% long in small
-/// steps) at most 2 points over that run's, and at least 70% of its
-/// stretch (the larger steps' implicit solve damps a little: 79–89% of it,
-/// measured), its worst link at most 5 points over; the energy never
-/// rises. With 4 substeps a step whatever the speed, a prediction moved the
+/// at 50 and 100 m/s, stretch as the same throw does in at least 64
+/// substeps a step (more where the bound below asks): the thread's
+/// greatest length (the whip's pull, 4–24% long in small steps) at most 2
+/// points over that run's, and at least 90% of its stretch (95–100%,
+/// measured; 79–89% with the bound at 4 rest lengths a substep), its
+/// worst link at most 5 points over; the energy never rises. With 4 substeps a step whatever the speed, a prediction moved the
 /// free part 9–22 rest lengths sideways a substep, the passes pulled in
 /// about one link each, and the threads stretched to 1.3–4.3 times their
 /// length, their worst links 3–14 times theirs. The stage now takes more
@@ -258,8 +257,40 @@ fn a_long_thread_thrown_sideways_about_its_pins_stretches_as_in_small_steps() {
         );
         assert!(most > 4.0, "{case}");
         assert!(longest < fine_longest + 0.02, "{case}");
-        assert!(longest > 0.7 * fine_longest, "{case}");
+        assert!(longest > 0.9 * fine_longest, "{case}");
         assert!(worst < fine_worst + 0.05, "{case}");
         assert!(rise <= 1.0e-3, "{case}");
     }
+}
+
+/// A stiff cable (300 segments over 4 m, 10⁷ N/m, 1 kg, 1 cm thick) pinned
+/// at both ends, so taut, and thrown sideways at 5 m/s without gravity: it
+/// must stretch to move at all (0.7% for the throw's 12.5 J), and swings
+/// back. Over half a second its energy (kinetic and strain) never rises
+/// above the throw's and no link is 5% long. A substep's sideways move of
+/// 1.6 rest lengths at its pins was allowed (the bound was 4 rest lengths a
+/// substep): links next to one pin were 4.6 times their length for a step,
+/// the strain energy 2,000 times the throw's (a black-box review's case);
+/// the bound is now one rest length, 7 substeps a step here.
+#[test]
+fn a_stiff_cable_pinned_at_both_ends_thrown_sideways_gains_no_energy() {
+    let mut w = world(Vec3::ZERO);
+    let mut spec = CableSpec::new([0.0, 0.0, 0.0], [4.0, 0.0, 0.0], 300);
+    spec.pinned = vec![0, 300];
+    spec.radius = 0.01;
+    spec.stiffness = 1.0e7;
+    spec.linear_velocity = [0.0, 5.0, 0.0];
+    let id = w.add_cable(&spec).unwrap();
+    let e0 = cable_energy(&w, id, 0.0);
+    let (mut worst, mut most) = (0.0f32, 0.0f32);
+    for _ in 0..30 {
+        w.step();
+        let c = w.cable(id).unwrap();
+        for q in c.x.windows(2) {
+            worst = worst.max((q[1] - q[0]).length() / c.rest - 1.0);
+        }
+        most = most.max(cable_energy(&w, id, 0.0) / e0);
+    }
+    assert!(most <= 1.0, "the energy rose to {most} times the throw's");
+    assert!(worst < 0.05, "a link {worst} long");
 }

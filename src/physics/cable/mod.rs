@@ -468,10 +468,13 @@ const MIN_POINT_GAP: f32 = 1.0e-4;
 /// lengths ([`Cable::swing_rate`]): a step whose cables spread faster
 /// takes more substeps ([`swing_substeps`]). A 300-link
 /// pinned cable thrown sideways kept its length within 3–6% at 4.7–7.8
-/// rest lengths a substep, and stretched by 29% or more at 9.4 and over.
-pub const MAX_LINK_SWING: f32 = 4.0;
+/// rest lengths a substep, and stretched by 29% or more at 9.4 and over;
+/// but a stiff one (10⁷ N/m) pinned at both ends had links 4.6 times long at
+/// 1.6 (`a_stiff_cable_pinned_at_both_ends_thrown_sideways_gains_no_energy`).
+pub const MAX_LINK_SWING: f32 = 1.0;
 
-/// The most substeps a step takes, as a multiple of the world's.
+/// The most substeps a step takes, as a multiple of the world's (the
+/// default of `WorldSettings::cable_substep_factor`).
 pub const MAX_SUBSTEP_FACTOR: u32 = 16;
 
 /// The substeps a step of `dt` needs so that no awake cable's particles

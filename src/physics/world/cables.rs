@@ -234,9 +234,10 @@ impl World {
         // through its rest gathers its speed within the step).
         let swing = cable::swing_substeps(self.cables.iter(), dt);
         let base = self.settings.cable_substeps.max(1);
-        let n = swing
-            .max(self.cable_swing)
-            .clamp(base, base.saturating_mul(cable::MAX_SUBSTEP_FACTOR));
+        let n = swing.max(self.cable_swing).clamp(
+            base,
+            base.saturating_mul(self.settings.cable_substep_factor.max(1)),
+        );
         self.cable_swing = swing;
         let h = dt / n as f32;
         let g = self.settings.gravity;

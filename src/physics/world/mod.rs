@@ -46,6 +46,11 @@ pub struct WorldSettings {
     pub ccd: CcdSettings,
     /// Cable substeps per step.
     pub cable_substeps: u32,
+    /// The most cable substeps a step takes where cables' particles move
+    /// apart fast ([`super::cable::swing_substeps`]), as a multiple of
+    /// `cable_substeps` (1: those in every step, as a test that follows
+    /// each particle's straight line from one step to the next needs).
+    pub cable_substep_factor: u32,
     /// Passes over segments and contacts per cable substep.
     pub cable_iterations: u32,
     /// Tests only: check every pair of cable segments by brute force after
@@ -64,6 +69,7 @@ impl Default for WorldSettings {
             aabb_margin: 0.05,
             ccd: CcdSettings::default(),
             cable_substeps: 4,
+            cable_substep_factor: super::cable::MAX_SUBSTEP_FACTOR,
             cable_iterations: 4,
             cable_audit: false,
         }
