@@ -155,22 +155,32 @@ async fn unfinished_headers_are_timed_out_and_a_half_close_is_answered() {
             );
         }
     }
-    let mut s = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
-    s.write_all(b"POST /v1/worlds HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}")
-        .await
-        .unwrap();
+    let answer = half_closed_exchange(
+        srv.addr,
+        b"POST /v1/worlds HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let (st, _) = json_req(srv.addr, "GET", "/healthz", None).await;
+    assert_eq!(st, 200);
+}
+
+/// `request` sent raw over TCP, the connection half-closed after it, and
+/// all that comes back until the server closes it (within 10 s).
+async fn half_closed_exchange(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
     s.shutdown().await.unwrap();
-    let mut answer = String::new();
+    let mut answer = Vec::new();
     tokio::time::timeout(
         std::time::Duration::from_secs(10),
-        s.read_to_string(&mut answer),
+        s.read_to_end(&mut answer),
     )
     .await
     .expect("an answer")
     .unwrap();
-    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-    let (st, _) = json_req(srv.addr, "GET", "/healthz", None).await;
-    assert_eq!(st, 200);
+    String::from_utf8(answer).unwrap()
 }
 
 /// Requests hyper cannot parse get its own answer (400, 414, 431), which
@@ -178,7 +188,6 @@ async fn unfinished_headers_are_timed_out_and_a_half_close_is_answered() {
 /// server goes on answering.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_that_are_not_http_get_the_error_shape() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let srv = start().await;
     let many: String = (0..200).map(|i| format!("X-H{i}: 1\r\n")).collect();
     let cases = [
@@ -200,18 +209,7 @@ async fn requests_that_are_not_http_get_the_error_shape() {
         ),
     ];
     for (request, status, code) in cases {
-        let mut s = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
-        s.write_all(request.as_bytes()).await.unwrap();
-        s.shutdown().await.unwrap();
-        let mut answer = Vec::new();
-        tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            s.read_to_end(&mut answer),
-        )
-        .await
-        .expect("an answer")
-        .unwrap();
-        let answer = String::from_utf8(answer).unwrap();
+        let answer = half_closed_exchange(srv.addr, request.as_bytes()).await;
         let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
         assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{answer}");
         assert!(head.contains("content-type: application/json"), "{head}");

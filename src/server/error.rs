@@ -48,10 +48,19 @@ impl ApiError {
     }
 }
 
+/// The error shape's body, `{"error": {"code", "message"}}` (also written
+/// for hyper's own answers by `http.rs`).
+pub fn error_body(code: &str, message: &str) -> serde_json::Value {
+    json!({"error": {"code": code, "message": message}})
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, axum::Json(body)).into_response()
+        (
+            self.status,
+            axum::Json(error_body(self.code, &self.message)),
+        )
+            .into_response()
     }
 }
 

@@ -182,13 +182,13 @@ pub fn shaped_parse_error(head: &[u8]) -> Option<Vec<u8>> {
     };
     const EMPTY: &[u8] = b"\r\ncontent-length: 0\r\n";
     let find = |needle: &[u8]| head.windows(needle.len()).position(|w| w == needle);
-    let ends_head = head.ends_with(b"\r\n\r\n") && find(b"\r\n\r\n") == Some(head.len() - 4);
+    let ends_head = find(b"\r\n\r\n") == Some(head.len() - 4);
     if !ends_head || find(b"\r\nconnection: close\r\n").is_none() || find(b"content-type").is_some()
     {
         return None;
     }
     let at = find(EMPTY)?;
-    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    let body = super::error::error_body(code, message).to_string();
     let mut out = Vec::with_capacity(head.len() + body.len() + 48);
     out.extend_from_slice(&head[..at]);
     out.extend_from_slice(

@@ -486,13 +486,8 @@ pub fn swing_substeps<'a>(cables: impl Iterator<Item = &'a Cable>, dt: f32) -> u
         .filter(|c| !c.sleeping)
         .map(Cable::swing_rate)
         .fold(0.0f32, f32::max);
-    let needed = (rate * dt / MAX_LINK_SWING).ceil();
-    // (Speeds and rest lengths are bounded: the cast saturates anyway.)
-    if needed.is_finite() {
-        needed as u32
-    } else {
-        u32::MAX
-    }
+    // (The cast saturates; `f32::max` skips a NaN.)
+    (rate * dt / MAX_LINK_SWING).ceil() as u32
 }
 
 /// A cable's state on the wire: `{"id", "points"}`.
