@@ -806,3 +806,66 @@ fn a_free_body_keeps_its_angular_momentum_and_flips_about_its_middle_axis() {
         }
     }
 }
+
+/// A body whose moments of inertia pass about 7·10¹² kg·m² (their product
+/// past single precision) turns as its inertia says: its inverse inertia
+/// came out zero (a cube of 100 m half extents at the default density,
+/// 5.3·10¹³ kg·m², never turned) or NaN (a cube of 10⁴ m, refused as "the
+/// body's inertia is singular", though inside the sizes a shape may have).
+/// One too light for its shape (a hull of 0.1 mm edges, 10⁻⁹ kg) is
+/// refused, told the least mass its shape takes: that mass is a body, 10%
+/// less is not.
+#[test]
+fn heavy_bodies_turn_as_their_inertia_says_and_too_light_ones_are_told_why() {
+    for h in [1.0f32, 100.0, 1.0e4] {
+        let mut w = World::default();
+        let id = w
+            .add_body(&BodySpec::new(ShapeSpec::Box {
+                half_extents: [h; 3],
+            }))
+            .unwrap();
+        // A cube's moment: m (2h)² / 6.
+        let b = w.body(id).unwrap();
+        let moment = b.mass as f64 * (2.0 * h as f64).powi(2) / 6.0;
+        assert!((b.inertia_local.y_axis.y as f64 / moment - 1.0).abs() < 1e-5);
+        // 1 rad/s, or as near as an angular impulse of at most 10⁹ N·m·s
+        // takes it.
+        let turn = moment.min(1.0e9);
+        w.apply_impulse(id, Vec3::ZERO, None, Some(Vec3::new(0.0, turn as f32, 0.0)))
+            .unwrap();
+        for step in 0..3 {
+            let spin = w.body(id).unwrap().angular_velocity;
+            let want = turn / moment;
+            assert!(
+                (spin.y as f64 / want - 1.0).abs() < 1e-2 && spin.x == 0.0 && spin.z == 0.0,
+                "h {h}, step {step}: {spin} against {want}"
+            );
+            w.step();
+        }
+        assert!(w.body(id).unwrap().pose.position.is_finite());
+    }
+    let e = 1.0e-4;
+    let points: Vec<[f32; 3]> = (0..8)
+        .map(|k| {
+            let bit = |i: u32| if k & (1 << i) != 0 { e } else { 0.0 };
+            [bit(0), bit(1), bit(2)]
+        })
+        .collect();
+    let hull = BodySpec::new(ShapeSpec::ConvexHull { points });
+    let mut w = World::default();
+    let err = w.add_body(&hull).unwrap_err();
+    assert!(
+        err.starts_with("the body's inertia is out of the engine's range")
+            && err.contains("too small for single precision to invert"),
+        "{err}"
+    );
+    let least: f32 = err
+        .split("a mass of at least ")
+        .nth(1)
+        .and_then(|r| r.split_once(" kg"))
+        .map(|(m, _)| m.parse().unwrap())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(w.add_body(&hull.clone().mass(least)).is_ok(), "{least}");
+    let err = w.add_body(&hull.mass(least / 1.1)).unwrap_err();
+    assert!(err.contains("too small"), "{err}");
+}

@@ -197,6 +197,14 @@ async fn requests_that_are_not_http_get_the_error_shape() {
             400,
             "malformed_request",
         ),
+        // A chunk size that is not hexadecimal (it was 400 `bad_request`,
+        // a code the error table does not list).
+        (
+            "POST /v1/worlds HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+                .into(),
+            400,
+            "malformed_request",
+        ),
         (
             format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(100_000)),
             414,
@@ -380,6 +388,13 @@ async fn every_error_path_returns_its_code() {
             None,
             400,
             "unsupported_format",
+        ),
+        (
+            "GET",
+            format!("/v1/worlds/{id}/stream"),
+            None,
+            400,
+            "websocket_required",
         ),
         (
             "GET",
@@ -588,4 +603,294 @@ async fn a_key_given_twice_is_refused() {
             .len()
     };
     assert_eq!(count(&bodies_before), count(&bodies_after));
+}
+
+/// The reply (`ack` or `error`) to the command sent with `seq`.
+async fn reply_to(s: &mut http_client::Ws, seq: u64) -> Value {
+    for _ in 0..600 {
+        let m = next_json(s).await.expect("a reply");
+        if (m["type"] == "ack" || m["type"] == "error") && m["seq"] == seq {
+            return m;
+        }
+    }
+    panic!("no reply to {seq}");
+}
+
+/// The stream's commands and the REST requests doing the same thing go
+/// through one check (the world's): the same input is accepted by both or
+/// refused by both, with the same code and message. Before, the stream
+/// acked a velocity of 10⁵ m/s (clamped to 10⁴) that REST refused, said
+/// "velocities must be finite" of an angular velocity of 10⁷, refused an
+/// impulse of 5·10⁶ N·s "must be finite" that REST took, and took an
+/// impulse at a point 10⁶ m away that REST refused. An impulse past the
+/// speed caps is applied and the body slowed to them, on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_and_rest_apply_one_rule_to_the_same_command() {
+    let srv = start().await;
+    let id = new_world(
+        srv.addr,
+        json!({"scene": {"world": {"gravity": [0, 0, 0]}, "bodies": [
+            {"shape": {"type": "sphere", "radius": 0.5}, "position": [0, 5, 0]}
+        ]}}),
+    )
+    .await;
+    // (Paused: each command is applied at once, and nothing else moves.)
+    let (st, _) = http_client::pause(srv.addr, &id).await;
+    assert_eq!(st, 200);
+    let mut s = ws(srv.addr, &id, "").await;
+    assert_eq!(next_json(&mut s).await.unwrap()["type"], "hello");
+    let body = format!("/v1/worlds/{id}/bodies/1");
+    let impulse = format!("/v1/worlds/{id}/bodies/1/impulse");
+    let spawn = format!("/v1/worlds/{id}/bodies");
+    let heavy_cone = json!({"shape": {"type": "cone", "half_height": 1, "radius": 1}, "mass": 2e9});
+    // (stream command, REST method, path and body, accepted)
+    let cases: Vec<(Value, &str, String, Value, bool)> = vec![
+        (
+            json!({"type": "set_velocity", "id": 1, "linear": [1e5, 0, 0]}),
+            "PATCH",
+            body.clone(),
+            json!({"linear_velocity": [1e5, 0, 0]}),
+            false,
+        ),
+        (
+            json!({"type": "set_velocity", "id": 1, "angular": [1e5, 0, 0]}),
+            "PATCH",
+            body.clone(),
+            json!({"angular_velocity": [1e5, 0, 0]}),
+            false,
+        ),
+        (
+            json!({"type": "set_velocity", "id": 1, "angular": [1e7, 0, 0]}),
+            "PATCH",
+            body.clone(),
+            json!({"angular_velocity": [1e7, 0, 0]}),
+            false,
+        ),
+        (
+            json!({"type": "set_velocity", "id": 1, "linear": [1e4, 0, 0], "angular": [0, -1e4, 0]}),
+            "PATCH",
+            body.clone(),
+            json!({"linear_velocity": [1e4, 0, 0], "angular_velocity": [0, -1e4, 0]}),
+            true,
+        ),
+        // Within the limit on each axis, past it overall: slowed to it at
+        // once (the check below).
+        (
+            json!({"type": "set_velocity", "id": 1, "linear": [1e4, -1e4, 0]}),
+            "PATCH",
+            body.clone(),
+            json!({"linear_velocity": [1e4, -1e4, 0]}),
+            true,
+        ),
+        (
+            json!({"type": "set_velocity", "id": 99, "linear": [1, 0, 0]}),
+            "PATCH",
+            format!("/v1/worlds/{id}/bodies/99"),
+            json!({"linear_velocity": [1, 0, 0]}),
+            false,
+        ),
+        (
+            json!({"type": "impulse", "id": 1, "impulse": [1e9, 0, 0]}),
+            "POST",
+            impulse.clone(),
+            json!({"impulse": [1e9, 0, 0]}),
+            true,
+        ),
+        (
+            json!({"type": "impulse", "id": 1, "impulse": [-5e6, 0, 0]}),
+            "POST",
+            impulse.clone(),
+            json!({"impulse": [-5e6, 0, 0]}),
+            true,
+        ),
+        (
+            json!({"type": "impulse", "id": 1, "impulse": [2e9, 0, 0]}),
+            "POST",
+            impulse.clone(),
+            json!({"impulse": [2e9, 0, 0]}),
+            false,
+        ),
+        (
+            json!({"type": "impulse", "id": 1, "impulse": [1, 0, 0], "point": [1e6, 0, 0]}),
+            "POST",
+            impulse.clone(),
+            json!({"impulse": [1, 0, 0], "point": [1e6, 0, 0]}),
+            false,
+        ),
+        (
+            json!({"type": "impulse", "id": 1, "impulse": [0, 0, 1e9], "point": [1e5, 5, 0]}),
+            "POST",
+            impulse.clone(),
+            json!({"impulse": [0, 0, 1e9], "point": [1e5, 5, 0]}),
+            true,
+        ),
+        (
+            json!({"type": "spawn", "body": heavy_cone}),
+            "POST",
+            spawn.clone(),
+            heavy_cone.clone(),
+            false,
+        ),
+        (
+            json!({"type": "remove", "id": 99}),
+            "DELETE",
+            format!("{spawn}/99"),
+            Value::Null,
+            false,
+        ),
+    ];
+    for (seq, (mut cmd, method, path, req, accepted)) in (1u64..).zip(cases) {
+        cmd["seq"] = json!(seq);
+        s.send(Message::Text(cmd.to_string().into())).await.unwrap();
+        let streamed = reply_to(&mut s, seq).await;
+        let req = (!req.is_null()).then(|| req.to_string());
+        let (st, text) = http(srv.addr, method, &path, req.as_deref()).await;
+        let what = format!("{cmd} / {method} {path} {req:?}: {streamed} / {st} {text}");
+        if accepted {
+            assert_eq!(streamed["type"], "ack", "{what}");
+            assert!((200..300).contains(&st), "{what}");
+        } else {
+            let rest: Value = serde_json::from_str(&text).unwrap();
+            assert!((400..500).contains(&st), "{what}");
+            assert_eq!(streamed["type"], "error", "{what}");
+            assert_eq!(streamed["code"], rest["error"]["code"], "{what}");
+            assert_eq!(streamed["message"], rest["error"]["message"], "{what}");
+            let message = streamed["message"].as_str().unwrap();
+            assert!(!message.contains("finite"), "{what}");
+        }
+        // Never past the speed caps, whatever was applied.
+        let (_, b) = json_req(srv.addr, "GET", &body, None).await;
+        let length = |v: &Value| {
+            let v: Vec<f64> = serde_json::from_value(v.clone()).unwrap();
+            v.iter().map(|x| x * x).sum::<f64>().sqrt()
+        };
+        assert!(
+            length(&b["linear_velocity"]) <= 1.0e4 * 1.000_01,
+            "{what}: {b}"
+        );
+        assert!(
+            length(&b["angular_velocity"]) <= 1.0e4 * 1.000_01,
+            "{what}: {b}"
+        );
+    }
+    // The refusals name the field and the limit.
+    let (_, refused) = json_req(
+        srv.addr,
+        "PATCH",
+        &body,
+        Some(json!({"angular_velocity": [1e7, 0, 0]})),
+    )
+    .await;
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("angular_velocity is out of range (|x| ≤ 10000)"),
+        "{message}"
+    );
+    // The impulse of 10⁹ N·s at 10⁵ m left the body at the caps.
+    let (_, b) = json_req(srv.addr, "GET", &body, None).await;
+    let w: Vec<f64> = serde_json::from_value(b["angular_velocity"].clone()).unwrap();
+    let spin = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!((spin - 1.0e4).abs() < 1.0, "{b}");
+}
+
+/// A command the server cannot read (a field of the wrong type, an
+/// unknown type) is answered with its `seq` when the message is a JSON
+/// object holding an integer `seq` (it came without); without when it is
+/// not, and a binary message carrying a JSON command keeps its seq too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_the_server_cannot_read_keeps_a_readable_seq() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let (st, _) = http_client::pause(srv.addr, &id).await;
+    assert_eq!(st, 200);
+    let mut s = ws(srv.addr, &id, "").await;
+    assert_eq!(next_json(&mut s).await.unwrap()["type"], "hello");
+    let cases: Vec<(&str, Option<u64>)> = vec![
+        (
+            r#"{"type":"impulse","id":"two","impulse":[0,1,0],"seq":10}"#,
+            Some(10),
+        ),
+        (r#"{"type":"bogus","seq":9}"#, Some(9)),
+        (r#"{"seq":8}"#, Some(8)),
+        (r#"{"type":"remove","id":1,"seq":7,"extra":true}"#, Some(7)),
+        (r#"{"type":"remove","seq":6}"#, Some(6)),
+        (r#"{"type":"bogus","seq":"9"}"#, None),
+        (r#"{"type":"bogus","seq":-1}"#, None),
+        (r#"{"type":"bogus","seq":1.5}"#, None),
+        (r#"{"type":"bogus"}"#, None),
+        (r#"[{"seq":3}]"#, None),
+        (r#"{"type":"bogus","seq":5"#, None),
+        ("not json", None),
+    ];
+    for (text, seq) in cases {
+        s.send(Message::Text(text.into())).await.unwrap();
+        let m = next_json(&mut s).await.expect("a reply");
+        assert_eq!(m["type"], "error", "{text}: {m}");
+        assert_eq!(m["code"], "invalid_command", "{text}: {m}");
+        assert_eq!(m.get("seq").and_then(Value::as_u64), seq, "{text}: {m}");
+    }
+    let binary = br#"{"type":"remove","id":1,"seq":4}"#.to_vec();
+    s.send(Message::Binary(binary.into())).await.unwrap();
+    let m = next_json(&mut s).await.expect("a reply");
+    assert_eq!(m["code"], "unsupported_message", "{m}");
+    assert_eq!(m["seq"], 4, "{m}");
+    s.send(Message::Binary(vec![0x02, 0x03].into()))
+        .await
+        .unwrap();
+    let m = next_json(&mut s).await.expect("a reply");
+    assert_eq!(m["code"], "unsupported_message", "{m}");
+    assert!(m.get("seq").is_none(), "{m}");
+    // Still served: a readable command is acked.
+    let ok = r#"{"type":"set_velocity","id":1,"seq":3}"#;
+    s.send(Message::Text(ok.into())).await.unwrap();
+    let m = next_json(&mut s).await.expect("a reply");
+    assert_eq!(m, json!({"type": "ack", "seq": 3}));
+}
+
+/// A box of 10⁴ m half extents at the default density (8·10¹⁵ kg, moments
+/// of 5·10²³ kg·m²), inside the sizes a shape may have, is a body (it was
+/// refused, "the body's inertia is singular"); a hull of 0.1 mm edges
+/// (10⁻⁹ kg), whose moments single precision cannot invert, is refused
+/// with 422 saying so, with its moments and the least mass its shape
+/// takes, and the same over the stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_whose_inertia_is_out_of_range_is_told_the_masses_its_shape_takes() {
+    let srv = start().await;
+    let id = new_world(srv.addr, ball_world()).await;
+    let spawn = format!("/v1/worlds/{id}/bodies");
+    let big = json!({"shape": {"type": "box", "half_extents": [1e4, 1e4, 1e4]}, "position": [0, 1.5e4, 0]});
+    let (st, b) = json_req(srv.addr, "POST", &spawn, Some(big)).await;
+    assert_eq!(st, 201, "{b}");
+    let e = 1e-4;
+    let cube: Vec<[f64; 3]> = (0..8)
+        .map(|k| {
+            let bit = |i: u32| if k & (1 << i) != 0 { e } else { 0.0 };
+            [bit(0), bit(1), bit(2)]
+        })
+        .collect();
+    let tiny = json!({"shape": {"type": "convex_hull", "points": cube}, "position": [5, 1, 0]});
+    let (st, err) = json_req(srv.addr, "POST", &spawn, Some(tiny.clone())).await;
+    assert_eq!(st, 422, "{err}");
+    assert_eq!(err["error"]["code"], "invalid_value");
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(
+        message
+            .starts_with("the body's inertia is out of the engine's range: a mass of 1.000e-9 kg")
+            && message.contains("moments of inertia of [")
+            && message.contains("this shape takes a mass of at least ")
+            && !message.contains("singular"),
+        "{message}"
+    );
+    let mut s = ws(srv.addr, &id, "").await;
+    assert_eq!(next_json(&mut s).await.unwrap()["type"], "hello");
+    let cmd = json!({"type": "spawn", "body": tiny, "seq": 1});
+    s.send(Message::Text(cmd.to_string().into())).await.unwrap();
+    let m = reply_to(&mut s, 1).await;
+    assert_eq!(m["code"], "invalid_value", "{m}");
+    assert_eq!(m["message"], message, "{m}");
+    // The world steps on with the big box in it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, b) = json_req(srv.addr, "GET", &format!("{spawn}/{}", b["id"]), None).await;
+    let y = b["position"][1].as_f64().unwrap();
+    assert!(y.is_finite() && y < 1.5e4, "{b}");
 }

@@ -1,8 +1,8 @@
 //! Rigid bodies.
 
 use super::math::{Mat3, Pose, Quat, Vec3};
-use super::scene::{BodyKind, BodySpec, ShapeSpec};
-use super::shape::Shape;
+use super::scene::{BodyKind, BodySpec, ShapeSpec, MAX_DENSITY, MAX_MASS};
+use super::shape::{MassProperties, Shape};
 
 /// Default density (kg/m³) when a spec gives neither density nor mass.
 pub const DEFAULT_DENSITY: f32 = 1000.0;
@@ -54,6 +54,91 @@ pub struct Body {
     pub torque: Vec3,
 }
 
+/// The inverse of a dynamic body's inertia (local frame), or `None` when
+/// single precision cannot hold it: moments too small for its shape (their
+/// product under f32's range; a hull of 0.1 mm edges at the default
+/// density).
+///
+/// Computed in single precision where the inertia's determinant is a finite
+/// f32, as it always was; where the product of the moments passes f32's
+/// range (moments past about 7·10¹² kg·m²: a cube of 66 m half extents at
+/// the default density), in double precision. The single-precision inverse
+/// of such an inertia came out zero (a body that never turned) or NaN (the
+/// body refused as "singular": a box of 10⁴ m half extents, inside the
+/// sizes a shape may have).
+fn inverse_inertia(inertia: Mat3) -> Option<Mat3> {
+    let det = inertia.determinant();
+    if det.is_finite() {
+        let inv = inertia.inverse();
+        return (det != 0.0 && inv.is_finite()).then_some(inv);
+    }
+    let inv = inertia.as_dmat3().inverse().as_mat3();
+    (inv.is_finite() && inv != Mat3::ZERO).then_some(inv)
+}
+
+/// The error of a dynamic body whose inertia [`inverse_inertia`] cannot
+/// invert: its mass is too small for its shape (the product of its moments
+/// under f32's range). It was "the body's inertia is singular"; it names
+/// the moments, the least mass its shape takes (the inertia scales with
+/// the mass) and the density that gives it.
+fn inertia_out_of_range(shape: &Shape, mp: MassProperties, spec: &BodySpec) -> String {
+    use glam::DMat3;
+    let moments = [
+        mp.inertia.x_axis.x,
+        mp.inertia.y_axis.y,
+        mp.inertia.z_axis.z,
+    ];
+    let given = match spec.mass {
+        Some(_) => "its `mass`".to_string(),
+        None => format!(
+            "its density of {} kg/m³ over its shape",
+            spec.density.unwrap_or(DEFAULT_DENSITY)
+        ),
+    };
+    let head = format!(
+        "the body's inertia is out of the engine's range: a mass of {:.3e} kg ({given}) gives \
+         it moments of inertia of [{:.3e}, {:.3e}, {:.3e}] kg·m², too small for single \
+         precision to invert",
+        mp.mass, moments[0], moments[1], moments[2]
+    );
+    // The inertia per kilogram, from the shape at unit density (its
+    // volume the mass).
+    let unit = shape.mass_properties(1.0);
+    let volume = unit.mass as f64;
+    let per_kg: DMat3 = unit.inertia.as_dmat3() * (1.0 / volume);
+    let takes = |m: f64| inverse_inertia((per_kg * m).as_mat3()).is_some();
+    // A mass it takes: one that makes its largest moment 1 kg·m².
+    let largest = per_kg.x_axis.x.max(per_kg.y_axis.y).max(per_kg.z_axis.z);
+    let reference = 1.0 / largest;
+    if !(volume > 0.0 && volume.is_finite() && reference.is_finite() && takes(reference)) {
+        return format!("{head}; no mass makes this shape usable");
+    }
+    // The least mass it takes, by bisection over log(mass) (the inertia
+    // scales with the mass), then 2% up.
+    let (mut inside, mut outside) = (reference, f64::from(f32::MIN_POSITIVE) * 1e-7);
+    for _ in 0..100 {
+        let mid = (inside * outside).sqrt();
+        if takes(mid) {
+            inside = mid;
+        } else {
+            outside = mid;
+        }
+    }
+    let least = inside * 1.02;
+    if least > f64::from(MAX_MASS) {
+        return format!(
+            "{head}; this shape takes no mass of at most {MAX_MASS:e} kg: make it larger"
+        );
+    }
+    let mut out = format!("{head}; this shape takes a mass of at least {least:.2e} kg (`mass`");
+    let density = least / volume;
+    if density <= f64::from(MAX_DENSITY) {
+        out += &format!(", or a `density` of at least {density:.2e} kg/m³");
+    }
+    out.push(')');
+    out
+}
+
 impl Body {
     /// Builds a body from a spec; `id` is the wire id. Errors are one line.
     pub fn from_spec(spec: &BodySpec, id: u64) -> Result<Body, String> {
@@ -70,10 +155,9 @@ impl Body {
                 if !(mp.mass.is_finite() && mp.mass > 0.0) {
                     return Err("the body's mass must be positive and finite".into());
                 }
-                let inv_i = mp.inertia.inverse();
-                if !inv_i.is_finite() {
-                    return Err("the body's inertia is singular".into());
-                }
+                let Some(inv_i) = inverse_inertia(mp.inertia) else {
+                    return Err(inertia_out_of_range(&shape, mp, spec));
+                };
                 (mp.mass, mp.local_center, 1.0 / mp.mass, mp.inertia, inv_i)
             }
             _ => (0.0, Vec3::ZERO, 0.0, Mat3::ZERO, Mat3::ZERO),

@@ -23,6 +23,13 @@ pub const MAX_TIME: f64 = 1.0e15;
 pub const MAX_SPEED: f32 = 1.0e4;
 /// Largest angular speed accepted (rad/s).
 pub const MAX_ANGULAR_SPEED: f32 = 1.0e4;
+/// Largest impulse (N·s) and angular impulse (N·m·s) accepted on each axis:
+/// one that would take a body past [`MAX_SPEED`] or [`MAX_ANGULAR_SPEED`]
+/// is applied, and the body slowed to those speeds.
+pub const MAX_IMPULSE: f32 = 1.0e9;
+/// Largest mass (kg) and density (kg/m³) a body's spec may give.
+pub const MAX_MASS: f32 = 1.0e9;
+pub const MAX_DENSITY: f32 = 1.0e6;
 /// Largest size of a shape dimension (m) and smallest.
 pub const MAX_SIZE: f32 = 1.0e4;
 pub const MIN_SIZE: f32 = 1.0e-3;
@@ -242,15 +249,12 @@ impl BodySpec {
         check_vec("position", self.position, MAX_COORD)?;
         check_vec("linear_velocity", self.linear_velocity, MAX_SPEED)?;
         check_vec("angular_velocity", self.angular_velocity, MAX_ANGULAR_SPEED)?;
-        let q = Quat::from_array(self.rotation);
-        if !q.is_finite() || q.length() < 1e-6 {
-            return Err("rotation must be a finite non-zero quaternion [x, y, z, w]".into());
-        }
+        check_rotation(Quat::from_array(self.rotation))?;
         if let Some(d) = self.density {
-            check_positive("density", d, 1.0e6)?;
+            check_positive("density", d, MAX_DENSITY)?;
         }
         if let Some(m) = self.mass {
-            check_positive("mass", m, 1.0e9)?;
+            check_positive("mass", m, MAX_MASS)?;
         }
         check_range("friction", self.friction, 0.0, 10.0)?;
         check_range("restitution", self.restitution, 0.0, 1.0)?;
@@ -343,7 +347,10 @@ impl ShapeSpec {
     }
 }
 
-fn check_vec(name: &str, v: [f32; 3], max_abs: f32) -> Result<(), String> {
+/// Checks a vector given by a client: each component finite and within
+/// ±`max_abs`. The one rule (and message) of a scene, a spawn, an edit and
+/// an impulse, over REST and the stream alike.
+pub fn check_vec(name: &str, v: [f32; 3], max_abs: f32) -> Result<(), String> {
     for x in v {
         if !x.is_finite() {
             return Err(format!("{name} must be finite, got {v:?}"));
@@ -353,6 +360,14 @@ fn check_vec(name: &str, v: [f32; 3], max_abs: f32) -> Result<(), String> {
                 "{name} is out of range (|x| ≤ {max_abs}), got {v:?}"
             ));
         }
+    }
+    Ok(())
+}
+
+/// Checks a rotation given by a client (normalized where it is used).
+pub fn check_rotation(q: Quat) -> Result<(), String> {
+    if !q.is_finite() || q.length() < 1e-6 {
+        return Err("rotation must be a finite non-zero quaternion [x, y, z, w]".into());
     }
     Ok(())
 }

@@ -80,6 +80,16 @@ fn too_large() -> ApiError {
     )
 }
 
+/// A body that cannot be read as HTTP frames it (a chunk size that is not
+/// hexadecimal, say): 400 `malformed_request`, as hyper's own answer to a
+/// malformed request line or header is (`http.rs`).
+fn malformed_body(e: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(
+        "malformed_request",
+        format!("the request body is not valid HTTP/1.1 framing: {e}"),
+    )
+}
+
 /// Reads every request's body before its handler, within the size limit
 /// and [`super::Limits::body_timeout`]: a `Content-Length` past the limit
 /// is refused at once (413), without waiting for a body that may never
@@ -106,7 +116,7 @@ async fn read_body(
     let mut bytes = Vec::new();
     let read = async {
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| ApiError::bad_request("bad_request", e.to_string()))?;
+            let chunk = chunk.map_err(malformed_body)?;
             if bytes.len() + chunk.len() > limit {
                 return Err(too_large());
             }
@@ -167,7 +177,7 @@ pub fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> ApiRes
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large()
         } else {
-            ApiError::bad_request("bad_request", e.body_text())
+            malformed_body(e.body_text())
         }
     })?;
     let value = serde_json::from_slice(&bytes).map_err(json_error)?;
@@ -495,32 +505,13 @@ async fn patch_body(
 ) -> ApiResult<Json<Body>> {
     let id = body_id(&id)?;
     let p: PatchBody = parse(body)?;
+    // (Checked by the world, as the stream's `set_velocity` is:
+    // `World::edit_body`.)
     let edit = Edit {
-        position: p
-            .position
-            .map(|v| vec3("position", v, MAX_COORD))
-            .transpose()?,
-        rotation: p
-            .rotation
-            .map(|q| {
-                let q = Quat::from_array(q);
-                if q.is_finite() && q.length() > 1e-6 {
-                    Ok(q.normalize())
-                } else {
-                    Err(ApiError::invalid(
-                        "rotation must be a finite non-zero quaternion",
-                    ))
-                }
-            })
-            .transpose()?,
-        linear_velocity: p
-            .linear_velocity
-            .map(|v| vec3("linear_velocity", v, 1.0e4))
-            .transpose()?,
-        angular_velocity: p
-            .angular_velocity
-            .map(|v| vec3("angular_velocity", v, 1.0e4))
-            .transpose()?,
+        position: p.position.map(Vec3::from_array),
+        rotation: p.rotation.map(Quat::from_array),
+        linear_velocity: p.linear_velocity.map(Vec3::from_array),
+        angular_velocity: p.angular_velocity.map(Vec3::from_array),
     };
     Ok(Json(
         state.ask(&world, |r| Command::Edit(id, edit, r)).await?,
@@ -543,18 +534,14 @@ async fn impulse(
 ) -> ApiResult<StatusCode> {
     let id = body_id(&id)?;
     let r: ImpulseReq = parse(body)?;
-    let impulse = vec3("impulse", r.impulse, 1.0e9)?;
-    let point = r.point.map(|p| vec3("point", p, MAX_COORD)).transpose()?;
-    let angular = r
-        .angular_impulse
-        .map(|a| vec3("angular_impulse", a, 1.0e9))
-        .transpose()?;
+    // (Checked by the world, as the stream's `impulse` is:
+    // `World::apply_impulse`.)
     state
         .ask(&world, |reply| Command::Impulse {
             id,
-            impulse,
-            point,
-            angular,
+            impulse: Vec3::from_array(r.impulse),
+            point: r.point.map(Vec3::from_array),
+            angular: r.angular_impulse.map(Vec3::from_array),
             reply,
         })
         .await?;

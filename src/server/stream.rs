@@ -140,8 +140,10 @@ async fn session(
                         }
                     }
                 }
-                Some(Ok(Message::Binary(_))) => {
-                    let m = reply_error(format, None, "unsupported_message", "commands are JSON text messages");
+                Some(Ok(Message::Binary(bytes))) => {
+                    // (A JSON command sent as a binary message keeps its seq.)
+                    let seq = readable_seq(&bytes);
+                    let m = reply_error(format, seq, "unsupported_message", "commands are JSON text messages");
                     if socket.send(m).await.is_err() {
                         return;
                     }
@@ -174,52 +176,54 @@ async fn session(
         .await;
 }
 
-/// Applies one client command; the reply is an ack (when it had a seq) or an error.
+/// The `seq` of a command the server cannot read: that of a JSON object
+/// holding an integer `seq` (a command of an unknown type, a field of the
+/// wrong type), so that the client can tell which command failed; none
+/// otherwise (not JSON, not an object, a `seq` that is no integer ≥ 0).
+fn readable_seq(bytes: &[u8]) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Seq {
+        seq: Option<serde_json::Value>,
+    }
+    // (Any other field is ignored; a key given twice is not read.)
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return None;
+    }
+    serde_json::from_slice::<Seq>(bytes).ok()?.seq?.as_u64()
+}
+
+/// Applies one client command; the reply is an ack (when it had a seq) or
+/// an error. The values are checked by the world, as those of the REST
+/// requests doing the same are (`World::edit_body`,
+/// `World::apply_impulse`): one rule and one message for both.
 async fn command(state: &AppState, world: &str, format: Format, text: &str) -> Option<Message> {
     let cmd: ClientCommand = match serde_json::from_str(text) {
         Ok(c) => c,
         Err(e) => {
             return Some(reply_error(
                 format,
-                None,
+                readable_seq(text.as_bytes()),
                 "invalid_command",
                 &format!("invalid command: {e}"),
             ))
         }
     };
     let seq = cmd.seq();
-    let finite = |v: [f32; 3]| {
-        let v = Vec3::from_array(v);
-        (v.is_finite() && v.abs().max_element() <= 1.0e6).then_some(v)
-    };
     let result = match cmd {
         ClientCommand::Impulse {
             id, impulse, point, ..
-        } => match (finite(impulse), point.map(finite)) {
-            (Some(i), None) => {
-                state
-                    .ask(world, |reply| Command::Impulse {
-                        id,
-                        impulse: i,
-                        point: None,
-                        angular: None,
-                        reply,
-                    })
-                    .await
-            }
-            (Some(i), Some(Some(p))) => {
-                state
-                    .ask(world, |reply| Command::Impulse {
-                        id,
-                        impulse: i,
-                        point: Some(p),
-                        angular: None,
-                        reply,
-                    })
-                    .await
-            }
-            _ => Err(ApiError::invalid("impulse and point must be finite")),
-        },
+        } => {
+            state
+                .ask(world, |reply| Command::Impulse {
+                    id,
+                    impulse: Vec3::from_array(impulse),
+                    point: point.map(Vec3::from_array),
+                    angular: None,
+                    reply,
+                })
+                .await
+        }
         ClientCommand::Spawn { body, .. } => state
             .ask(world, |r| Command::Spawn(vec![body], r))
             .await
@@ -231,21 +235,15 @@ async fn command(state: &AppState, world: &str, format: Format, text: &str) -> O
             angular,
             ..
         } => {
-            let lin = linear.map(finite);
-            let ang = angular.map(finite);
-            if lin == Some(None) || ang == Some(None) {
-                Err(ApiError::invalid("velocities must be finite"))
-            } else {
-                let edit = super::world_thread::Edit {
-                    linear_velocity: lin.flatten(),
-                    angular_velocity: ang.flatten(),
-                    ..Default::default()
-                };
-                state
-                    .ask(world, |r| Command::Edit(id, edit, r))
-                    .await
-                    .map(|_| ())
-            }
+            let edit = super::world_thread::Edit {
+                linear_velocity: linear.map(Vec3::from_array),
+                angular_velocity: angular.map(Vec3::from_array),
+                ..Default::default()
+            };
+            state
+                .ask(world, |r| Command::Edit(id, edit, r))
+                .await
+                .map(|_| ())
         }
     };
     match result {

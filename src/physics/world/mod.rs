@@ -10,7 +10,10 @@ use super::contact::{Contact, ContactSet};
 use super::events::ContactEvent;
 use super::island::SleepSettings;
 use super::math::{Quat, Vec3};
-use super::scene::{BodyKind, BodySpec, Scene, WorldSpec, MAX_COORD};
+use super::scene::{
+    check_rotation, check_vec, BodyKind, BodySpec, Scene, WorldSpec, MAX_ANGULAR_SPEED, MAX_COORD,
+    MAX_IMPULSE, MAX_SPEED,
+};
 use super::set::{BodyHandle, BodySet};
 use super::solver::{self, ContactConstraint, PointImpulse, SolverBody, SolverSettings, Spin};
 use cable_sleep::Region;
@@ -560,6 +563,14 @@ impl World {
     }
 
     /// Edits a body's state (any field None is left alone) and wakes it.
+    ///
+    /// The values are checked here, for every caller (REST's `PATCH` and
+    /// the stream's `set_velocity` alike), as a scene's body is: a position
+    /// within ±[`MAX_COORD`], velocities within ±[`MAX_SPEED`] and
+    /// ±[`MAX_ANGULAR_SPEED`] on each axis, a finite non-zero rotation
+    /// (`scene::check_vec`, one message for all). A velocity within those
+    /// but faster overall is slowed to the speed caps at once, as the step
+    /// would (`bounds::cap_speeds`).
     pub fn edit_body(
         &mut self,
         id: u64,
@@ -568,22 +579,20 @@ impl World {
         linear_velocity: Option<Vec3>,
         angular_velocity: Option<Vec3>,
     ) -> Result<(), String> {
-        for (name, v) in [
-            ("position", position),
-            ("linear_velocity", linear_velocity),
-            ("angular_velocity", angular_velocity),
+        for (name, v, max) in [
+            ("position", position, MAX_COORD),
+            ("linear_velocity", linear_velocity, MAX_SPEED),
+            ("angular_velocity", angular_velocity, MAX_ANGULAR_SPEED),
         ] {
             if let Some(v) = v {
-                if !v.is_finite() || v.abs().max_element() > MAX_COORD {
-                    return Err(format!("{name} must be finite and within ±{MAX_COORD}"));
-                }
+                check_vec(name, v.to_array(), max)?;
             }
         }
         if let Some(q) = rotation {
-            if !q.is_finite() || q.length() < 1e-6 {
-                return Err("rotation must be a finite non-zero quaternion".into());
-            }
+            check_rotation(q)?;
         }
+        let linear_velocity = linear_velocity.map(|v| v.clamp_length_max(MAX_SPEED));
+        let angular_velocity = angular_velocity.map(|w| w.clamp_length_max(MAX_ANGULAR_SPEED));
         let h = *self
             .ids
             .get(&id)
@@ -641,6 +650,12 @@ impl World {
 
     /// Applies a linear impulse (at a world point, or the centre of mass) and
     /// an optional angular impulse; wakes the body.
+    ///
+    /// The values are checked here, for every caller (REST and the stream
+    /// alike): impulses within ±[`MAX_IMPULSE`] on each axis, the point
+    /// within ±[`MAX_COORD`] (`scene::check_vec`, one message for all). An
+    /// impulse that would take the body past the speed caps is applied and
+    /// the body slowed to them at once.
     pub fn apply_impulse(
         &mut self,
         id: u64,
@@ -648,11 +663,12 @@ impl World {
         point: Option<Vec3>,
         angular: Option<Vec3>,
     ) -> Result<(), String> {
-        let finite = impulse.is_finite()
-            && point.is_none_or(|p| p.is_finite())
-            && angular.is_none_or(|a| a.is_finite());
-        if !finite {
-            return Err("impulse, point and angular_impulse must be finite".into());
+        check_vec("impulse", impulse.to_array(), MAX_IMPULSE)?;
+        if let Some(p) = point {
+            check_vec("point", p.to_array(), MAX_COORD)?;
+        }
+        if let Some(a) = angular {
+            check_vec("angular_impulse", a.to_array(), MAX_IMPULSE)?;
         }
         let h = *self
             .ids
