@@ -6,7 +6,7 @@ use super::broad_phase::BroadPhase;
 use super::cable::{Cable, CableSpec};
 use super::ccd::{CcdSettings, CcdStats};
 use super::collision;
-use super::contact::{Contact, ContactSet};
+use super::contact::{Contact, ContactSet, TOUCH_SLOP};
 use super::events::ContactEvent;
 use super::island::SleepSettings;
 use super::math::{Quat, Vec3};
@@ -797,7 +797,7 @@ impl World {
         let t = lap(&mut self.profile.broad_phase, start);
         // 4. Narrow phase: manifolds with feature ids, impulses carried over.
         self.update_contacts(dt);
-        self.wake_touched_islands();
+        self.wake_touched_islands(dt);
         let t = lap(&mut self.profile.narrow_phase, t);
         // 6. Solve contacts (and 7. integrate positions) in substeps.
         self.prepare_solver();
@@ -850,14 +850,45 @@ impl World {
             })
     }
 
-    /// A sleeping body touched by an active one wakes with its island.
-    fn wake_touched_islands(&mut self) {
+    /// A sleeping body touched by an active one, or that an active one
+    /// can reach within this step (a speculative contact it is approaching),
+    /// wakes with its island before the solve. Woken only once touched, a
+    /// sleeping box was solved as immovable in the step a ball rolled into
+    /// it: the ball stopped dead and the box never moved (a black-box
+    /// reviewer's case; a 10 kg ball at 10 m/s against a 1 kg box too).
+    fn wake_touched_islands(&mut self, dt: f32) {
         let mut wake = Vec::new();
-        for (c, ba, bb) in self.touching() {
-            if ba.sleeping && Self::is_active(bb) {
-                wake.push(c.a);
+        for c in &self.contacts.contacts {
+            let points = c.manifold.points();
+            if points.is_empty() {
+                continue;
+            }
+            let (ba, bb) = (
+                self.bodies.by_index(c.a).unwrap(),
+                self.bodies.by_index(c.b).unwrap(),
+            );
+            // The sleeper, and the active body with the normal pointing
+            // from it towards the sleeper.
+            let (sleeper, mover, n) = if ba.sleeping && Self::is_active(bb) {
+                (c.a, bb, -c.manifold.normal)
             } else if bb.sleeping && Self::is_active(ba) {
-                wake.push(c.b);
+                (c.b, ba, c.manifold.normal)
+            } else {
+                continue;
+            };
+            let touching = c.touching;
+            // How far the mover's contact points can come towards the
+            // sleeper in the step at their approach speed. (Not gravity's
+            // share within the step, under 3 mm at 60 Hz: counted for every
+            // body, it woke sleepers next to awake bodies resting on
+            // others.)
+            let reach = points.iter().any(|p| {
+                let at = if c.a == sleeper { p.point_b } else { p.point_a };
+                let v = mover.velocity_at(at).dot(n);
+                p.separation - v.max(0.0) * dt < TOUCH_SLOP
+            });
+            if touching || reach {
+                wake.push(sleeper);
             }
         }
         for i in wake {
