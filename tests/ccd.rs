@@ -564,7 +564,7 @@ fn bounded_ccd_landing(w: &mut World, steps: usize, sink: f32) {
 /// first passing of half the allowance, already behind it, as the next
 /// impact: looked at again every 10⁻⁴ of the step, 3,964 events and 150 ms
 /// in one step of four bodies. It now looks again where the overlap has
-/// grown by half the allowance more.
+/// grown by a hundredth of the allowance more.
 #[test]
 fn cones_landing_on_each_other_take_bounded_ccd_work() {
     let mut w = floor_at(60.0, true);

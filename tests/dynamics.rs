@@ -966,3 +966,53 @@ fn glancing_hits_leave_along_the_line_of_centres_at_the_impact() {
         }
     }
 }
+
+/// Spheres that pass each other 5 cm apart, fast: no contact begins, and
+/// neither velocity changes; a sleeping sphere flown past stays asleep.
+/// (The aimed speculative manifold, taken past a near miss's closest
+/// approach and moved back along a normal that opened, read as an overlap
+/// of pairs that never touch: a review's model of it.)
+#[test]
+fn spheres_passing_close_neither_touch_nor_wake() {
+    for (r, v) in [(0.1f32, 10.0f32), (0.1, 20.0), (0.5, 40.0)] {
+        for sleeping in [false, true] {
+            let mut w = World::new(arbiter::physics::WorldSettings {
+                gravity: Vec3::ZERO,
+                ..Default::default()
+            });
+            let ball = |p: [f32; 3]| BodySpec::new(ShapeSpec::Sphere { radius: r }).position(p);
+            let still = w.add_body(&ball([0.0, 2.0 * r + 0.05, 0.0])).unwrap();
+            if sleeping {
+                for _ in 0..40 {
+                    w.step();
+                }
+                assert!(w.body(still).unwrap().sleeping);
+            }
+            // Far enough back to pass at every phase of a step.
+            let start = -(v / 60.0) * 20.0 - 1.0;
+            let fast = w
+                .add_body(&ball([start, 0.0, 0.0]).linear_velocity([v, 0.0, 0.0]))
+                .unwrap();
+            for step in 0..40 {
+                w.step();
+                assert!(
+                    w.contact_events().is_empty(),
+                    "r {r}, v {v}, step {step}: {:?}",
+                    w.contact_events()
+                );
+            }
+            let (f, s) = (w.body(fast).unwrap(), w.body(still).unwrap());
+            assert!(f.pose.position.x > 1.0, "r {r}, v {v}: not past");
+            assert!(
+                (f.linear_velocity - Vec3::new(v, 0.0, 0.0)).length() < 1e-4
+                    && s.linear_velocity.length() < 1e-4,
+                "r {r}, v {v}: {:?} and {:?}",
+                f.linear_velocity,
+                s.linear_velocity
+            );
+            if sleeping {
+                assert!(s.sleeping, "r {r}, v {v}: woken");
+            }
+        }
+    }
+}

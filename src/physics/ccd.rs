@@ -325,7 +325,8 @@ fn could_pass(a: &CcdBody, b: &CcdBody) -> bool {
 /// other. So when they overlap at the end of the step by more than a small
 /// allowance, and by more than at `t0`, bisect for the first time the overlap
 /// passes half the allowance (if it is past that at `t0`: grows [`DEEPER`]
-/// of the allowance deeper than there) and treat that as the impact.
+/// of the allowance, at least [`MIN_DEEPER`], deeper than there) and treat
+/// that as the impact.
 ///
 /// An overlap that is no deeper at the end than at `t0` is not deepening
 /// (bodies spawned into each other that the solver is pushing apart): without
@@ -352,7 +353,7 @@ fn deepening(a: &CcdBody, b: &CcdBody, t0: f32) -> Option<f32> {
     let target = if start < 0.5 * allowed {
         0.5 * allowed
     } else {
-        start + DEEPER * allowed
+        start + (DEEPER * allowed).max(MIN_DEEPER)
     };
     let end = depth(1.0);
     if end <= allowed || end <= target {
@@ -381,6 +382,11 @@ fn deepening(a: &CcdBody, b: &CcdBody, t0: f32) -> Option<f32> {
 /// 5.1 cm into a 10 cm wall (1.2 cm before); a sixteenth, 2.5 cm; a
 /// hundredth, 1.6 cm (`tests/ccd.rs`).
 const DEEPER: f32 = 0.01;
+
+/// The least growth (m) of such an overlap looked at again ([`DEEPER`]
+/// of the allowance is 5 µm for a plate 2 mm thick, whose allowance is a
+/// quarter of it: thousands of looks for one pivoting deep into another).
+const MIN_DEEPER: f32 = 1.0e-4;
 
 enum PlaneToi {
     Hit(f32),

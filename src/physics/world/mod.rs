@@ -857,6 +857,7 @@ impl World {
     /// it: the ball stopped dead and the box never moved (a black-box
     /// reviewer's case; a 10 kg ball at 10 m/s against a 1 kg box too).
     fn wake_touched_islands(&mut self, dt: f32) {
+        let rest = self.settings.sleep.speed_threshold;
         let mut wake = Vec::new();
         for c in &self.contacts.contacts {
             let points = c.manifold.points();
@@ -882,10 +883,12 @@ impl World {
             // share within the step, under 3 mm at 60 Hz: counted for every
             // body, it woke sleepers next to awake bodies resting on
             // others.)
+            // Slower than the sleep speed, it is resting, not coming: an
+            // awake body jittering near a sleeping pile would wake it.
             let reach = points.iter().any(|p| {
                 let at = if c.a == sleeper { p.point_b } else { p.point_a };
                 let v = mover.velocity_at(at).dot(n);
-                p.separation - v.max(0.0) * dt < TOUCH_SLOP
+                v > rest && p.separation - v * dt < TOUCH_SLOP
             });
             if touching || reach {
                 wake.push(sleeper);
