@@ -84,7 +84,14 @@ impl World {
                 &mut c.cache,
             )
             .unwrap_or_else(|| Manifold::new(Vec3::ZERO));
-            let (m, aimed) = aimed_at_impact(m, ba, bb, horizon, speculative, &c.cache);
+            // What gravity can add to the closing within the horizon, for a
+            // body falling onto one that does not fall.
+            let fall = if ba.is_dynamic() != bb.is_dynamic() {
+                0.5 * self.settings.gravity.length() * horizon * horizon
+            } else {
+                0.0
+            };
+            let (m, aimed) = aimed_at_impact(m, ba, bb, horizon, fall, speculative, &c.cache);
             c.set_manifold(m);
             // An aimed manifold's separations are the gaps along the
             // impact's normal; the pair touches when it is apart by less
@@ -126,6 +133,7 @@ fn aimed_at_impact(
     ba: &Body,
     bb: &Body,
     horizon: f32,
+    fall: f32,
     speculative: f32,
     cache: &PairCache,
 ) -> (Manifold, bool) {
@@ -178,14 +186,17 @@ fn aimed_at_impact(
         aimed = Some((m_t, t));
     }
     // A pair that does not meet within the horizon as it translates, and
-    // whose turning cannot close the gap left either, has no contact this
+    // whose turning and falling (`fall`: gravity's share of the closing
+    // within the horizon, the velocities being the step's start's) cannot
+    // close the gap left either, has no contact this
     // step: its manifold where it is, closing along the line of the step's
     // start, stopped pairs that pass each other (spheres 5 cm apart at 10
     // m/s traded 7.6 N·s), and past a near miss's closest approach the
     // aimed one, moved back along a normal that opens, read as an overlap.
     let turn = (ba.angular_velocity.length() * ba.bounding_radius
         + bb.angular_velocity.length() * bb.bounding_radius)
-        * horizon;
+        * horizon
+        + fall;
     if let Some(sep) = missed {
         return if turn < sep {
             (Manifold::new(Vec3::ZERO), true)
