@@ -877,20 +877,21 @@ impl World {
             } else {
                 continue;
             };
-            let touching = c.touching;
-            // How far the mover's contact points can come towards the
-            // sleeper in the step at their approach speed. (Not gravity's
-            // share within the step, under 3 mm at 60 Hz: counted for every
-            // body, it woke sleepers next to awake bodies resting on
-            // others.)
-            // Slower than the sleep speed, it is resting, not coming: an
-            // awake body jittering near a sleeping pile would wake it.
-            let reach = points.iter().any(|p| {
-                let at = if c.a == sleeper { p.point_b } else { p.point_a };
-                let v = mover.velocity_at(at).dot(n);
-                v > rest && p.separation - v * dt < TOUCH_SLOP
-            });
-            if touching || reach {
+            // It wakes if they touch, or if the mover's contact points come
+            // within the slop of it in the step at their approach speed,
+            // when that is over the sleep speed (slower, the mover is
+            // resting, not coming: an awake body jittering near a sleeping
+            // pile would wake it). The velocities are the step's start's;
+            // gravity's share within the step (under 3 mm at 60 Hz) is not
+            // counted.
+            let reach = || {
+                points.iter().any(|p| {
+                    let at = if c.a == sleeper { p.point_b } else { p.point_a };
+                    let v = mover.velocity_at(at).dot(n);
+                    v > rest && p.separation - v * dt < TOUCH_SLOP
+                })
+            };
+            if c.touching || reach() {
                 wake.push(sleeper);
             }
         }

@@ -60,6 +60,9 @@ impl World {
         // substep after it (the last substep's relax pass limits the
         // velocity the next one starts with).
         let horizon = dt * (1.0 + 1.0 / self.settings.solver.substeps.max(1) as f32);
+        // What gravity can add to a pair's closing within the horizon, for
+        // a body falling onto one that does not fall.
+        let gravity_fall = 0.5 * self.settings.gravity.length() * horizon * horizon;
         for c in &mut self.contacts.contacts {
             let (ba, bb) = (bodies.by_index(c.a).unwrap(), bodies.by_index(c.b).unwrap());
             if !Self::is_active(ba) && !Self::is_active(bb) {
@@ -84,10 +87,8 @@ impl World {
                 &mut c.cache,
             )
             .unwrap_or_else(|| Manifold::new(Vec3::ZERO));
-            // What gravity can add to the closing within the horizon, for a
-            // body falling onto one that does not fall.
             let fall = if ba.is_dynamic() != bb.is_dynamic() {
-                0.5 * self.settings.gravity.length() * horizon * horizon
+                gravity_fall
             } else {
                 0.0
             };
@@ -116,18 +117,20 @@ const AIM_SPEED: f32 = 1.0;
 
 /// A speculative manifold (the bodies apart, closing) taken where they will
 /// meet within `horizon` (the step and the substep after it) instead of
-/// where they are, and whether it was: its normal and points from the
-/// bodies' poses advanced along their velocities to within [`AIM_GAP`] of
-/// the first contact (conservative advancement: the gap over the closing
-/// speed along the normal, at most [`AIM_ROUNDS`] rounds, never past the
-/// contact), the points moved back by each body's advance, their
-/// separations measured along that normal. A pair the advancement does not
-/// bring within [`AIM_GAP`] (a near miss, a meeting past the horizon, too
-/// many rounds) keeps the manifold where it is. Taken at the step's start, a ball striking another glancingly
-/// was pushed along the line of their centres a step before the impact:
-/// at 8 m/s, 0.9 of the way off centre, the struck ball left at 56° to the
-/// line of flight instead of 64°, at 50 m/s at 34°, at 240 Hz still 52° (a
-/// black-box reviewer's cases). Turning is left out (the bodies translate).
+/// where they are, and whether it was replaced: its normal and points from
+/// the bodies' poses advanced along their velocities to within [`AIM_GAP`]
+/// of the first contact (conservative advancement: the gap over the
+/// closing speed along the normal, at most [`AIM_ROUNDS`] rounds, never
+/// past the contact), the points moved back by each body's advance, their
+/// separations measured along that normal. A pair shown not to meet within
+/// the horizon gets no manifold (see below); one the rounds do not settle
+/// keeps the manifold where it is. Taken at the step's start, a ball
+/// striking another glancingly was pushed along the line of their centres a
+/// step before the impact: at 8 m/s, 0.9 of the way off centre, the struck
+/// ball left at 56° to the line of flight instead of 64°, at 50 m/s at 34°,
+/// at 240 Hz still 52° (a black-box reviewer's cases). Turning is left out
+/// of the advance (the bodies translate); `fall` is what gravity can add to
+/// the closing within the horizon.
 fn aimed_at_impact(
     m: Manifold,
     ba: &Body,
@@ -186,19 +189,18 @@ fn aimed_at_impact(
         aimed = Some((m_t, t));
     }
     // A pair that does not meet within the horizon as it translates, and
-    // whose turning and falling (`fall`: gravity's share of the closing
-    // within the horizon, the velocities being the step's start's) cannot
-    // close the gap left either, has no contact this
-    // step: its manifold where it is, closing along the line of the step's
-    // start, stopped pairs that pass each other (spheres 5 cm apart at 10
-    // m/s traded 7.6 N·s), and past a near miss's closest approach the
-    // aimed one, moved back along a normal that opens, read as an overlap.
-    let turn = (ba.angular_velocity.length() * ba.bounding_radius
+    // whose turning and falling cannot close the gap left either, has no
+    // contact this step: its manifold where it is, closing along the line
+    // of the step's start, stopped pairs that pass each other (spheres 5 cm
+    // apart at 10 m/s traded 7.6 N·s), and past a near miss's closest
+    // approach the aimed one, moved back along a normal that opens, read as
+    // an overlap.
+    let unmodelled = (ba.angular_velocity.length() * ba.bounding_radius
         + bb.angular_velocity.length() * bb.bounding_radius)
         * horizon
         + fall;
     if let Some(sep) = missed {
-        return if turn < sep {
+        return if unmodelled < sep {
             (Manifold::new(Vec3::ZERO), true)
         } else {
             (m, false)
