@@ -3,7 +3,7 @@
 //! needed for begin/end events.
 
 use super::collision::{FeatureId, Manifold, PairCache};
-use super::math::Vec3;
+use super::math::{Quat, Vec3};
 use super::solver::PointImpulse;
 use std::collections::HashMap;
 
@@ -33,6 +33,45 @@ pub struct Contact {
     pub updated: bool,
     /// Set when the pair was still reported by the broad phase this step.
     pub alive: bool,
+    /// The last measured touching manifold, kept for recycling (boxed: it
+    /// is larger than the rest of the contact, and most contacts have
+    /// none).
+    pub frozen: Option<Box<Frozen>>,
+    /// Set when this step's manifold was rebuilt from [`Contact::frozen`]
+    /// instead of measured: the solver then takes its normal and lever arms
+    /// as they were measured.
+    pub recycled: bool,
+}
+
+/// A touching manifold as the narrow phase measured it, with the poses it
+/// was measured at. While the pair barely moves (`world/narrow.rs`,
+/// `recycled`), each step's manifold is rebuilt from its points, carried
+/// on each body, instead of measured again, and the solver keeps its world
+/// normal and lever arms: taken from each step's poses, the arms turn with
+/// a tilting body and the heavy warm-started impulses of a tall stack then
+/// push it further over (its lean grows).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Frozen {
+    /// The normal in world space.
+    pub normal: Vec3,
+    /// A's and B's rotations.
+    pub rotations: [Quat; 2],
+    /// The centre of mass of the body with the smaller bounding radius in
+    /// the other's frame (how far the pair has drifted is measured there).
+    pub relative: Vec3,
+    pub points: [FrozenPoint; 4],
+    pub count: usize,
+}
+
+/// One point of a [`Frozen`] manifold.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrozenPoint {
+    pub id: FeatureId,
+    /// From A's and from B's centre of mass to its point on each, in world
+    /// space.
+    pub arms: [Vec3; 2],
+    /// Its point on A in A's frame and on B in B's.
+    pub local: [Vec3; 2],
 }
 
 impl Contact {

@@ -344,7 +344,12 @@ pub fn solve(
         integrate_velocities(bodies, h);
         warm_start(bodies, constraints);
         // Gauss–Seidel favours the constraints solved last; alternating the
-        // order between passes keeps stacks from drifting to one side.
+        // order between passes keeps stacks from drifting to one side. Within
+        // a manifold the alternate passes begin at the point half way round
+        // it (the opposite corner of a face): begun at the first point each
+        // time, a stack of ten boxes settled leaning 1.3 cm towards it, and
+        // 2.3 cm with recycled contacts (`world/narrow.rs`); begun at the
+        // last (the order reversed), the lean along one side stayed.
         let reverse = i % 2 == 1;
         solve_contacts(bodies, constraints, inv_h, soft, s, true, reverse);
         integrate_positions(bodies, spins, &mut turned_from, h);
@@ -601,8 +606,11 @@ fn solve_contacts(
             && c.points[..c.count]
                 .iter()
                 .any(|p| p.relative_velocity < -impact_speed);
+        let count = c.count;
+        let at = |j: usize| if reverse { (j + count / 2) % count } else { j };
         for _ in 0..if landing { 4 } else { 1 } {
-            for p in &mut c.points[..c.count] {
+            for j in 0..count {
+                let p = &mut c.points[at(j)];
                 // Current separation from each anchor's motion since the start
                 // of the step, with the rotation linearized (θ × r): exact for a
                 // spinning sphere whose anchor lies along the normal, where
@@ -635,7 +643,8 @@ fn solve_contacts(
         }
         // Friction: per point, the tangent impulse stays inside the Coulomb
         // cone |λt| ≤ μ·λn (projected onto the disc, not a box).
-        for p in &mut c.points[..c.count] {
+        for j in 0..count {
+            let p = &mut c.points[at(j)];
             let vrel = (bb.v + bb.w.cross(p.rb)) - (ba.v + ba.w.cross(p.ra));
             let old = p.tangent_impulse;
             let mut t = [

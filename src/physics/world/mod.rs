@@ -636,6 +636,14 @@ impl World {
             self.broad
                 .update(h.index, aabb.expanded(self.settings.aabb_margin));
         }
+        if position.is_some() || rotation.is_some() {
+            // Measured again where it now is, not recycled.
+            for c in &mut self.contacts.contacts {
+                if c.a == h.index || c.b == h.index {
+                    c.frozen = None;
+                }
+            }
+        }
         self.wake_index(h.index);
         self.forget_supports_of_body(h.index);
         // Moving a body wakes whatever it touches now or touched before.
@@ -962,6 +970,13 @@ impl World {
             points.clear();
             for (i, p) in c.manifold.points().iter().enumerate() {
                 points.push((p.point_a, p.point_b, p.separation, c.impulses[i]));
+            }
+            // A recycled manifold keeps the lever arms it was measured with.
+            if let Some(f) = c.frozen.as_ref().filter(|_| c.recycled) {
+                for (pt, fp) in points.iter_mut().zip(&f.points) {
+                    pt.0 = ba.com + fp.arms[0];
+                    pt.1 = bb.com + fp.arms[1];
+                }
             }
             self.constraints.push(ContactConstraint::new(
                 sa,
