@@ -56,9 +56,6 @@ pub struct Frozen {
     pub normal: Vec3,
     /// A's and B's rotations.
     pub rotations: [Quat; 2],
-    /// The centre of mass of the body with the smaller bounding radius in
-    /// the other's frame (how far the pair has drifted is measured there).
-    pub relative: Vec3,
     pub points: [FrozenPoint; 4],
     pub count: usize,
 }

@@ -346,7 +346,9 @@ pub fn solve(
         // Gauss–Seidel favours the constraints solved last; alternating the
         // order between passes keeps stacks from drifting to one side. Within
         // a manifold the alternate passes begin at the point half way round
-        // it (the opposite corner of a face): begun at the first point each
+        // it (the opposite corner of a clipped face of up to four points; a
+        // reduced manifold's points are in order of depth and spread, not
+        // round the face, and there it is another point): begun at the first point each
         // time, a stack of ten boxes settled leaning 1.3 cm towards it, and
         // 2.3 cm with recycled contacts (`world/narrow.rs`); begun at the
         // last (the order reversed), the lean along one side stayed.
