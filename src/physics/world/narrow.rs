@@ -144,12 +144,16 @@ const RECYCLE_SLIP_OF_THICKNESS: f32 = 0.1;
 /// ...while neither body has turned more than this (rad) since (the
 /// normal and lever arms are kept in world space)...
 const RECYCLE_TURN: f32 = 0.05;
-/// ...nor so far that its kept lever arm (off by its turn times its
-/// bounding radius) errs in its contact's velocity by more than this
-/// (m/s): kept over a heavy disc turning at 0.02 rad/s, the arm carried a
-/// box on it outwards by 2.2 cm (a reviewer's case; 1.7 mm measured
-/// afresh, 2.2 mm now). Bounded by the turn times the radius alone, a
-/// tower of 45 boxes refreshed as it swayed and fell...
+/// ...nor twisted about the normal so far that its kept lever arm (off
+/// by the twist times its bounding radius) errs in its contact's velocity
+/// by more than this (m/s): kept over a heavy disc turning at 0.02 rad/s,
+/// the arm carried a box on it outwards by 2.2 cm (a reviewer's case; 1.7
+/// mm measured afresh, 2.2 mm now). Bounded by the turn times the radius
+/// alone, a tower of 45 boxes refreshed as it swayed and fell; bounded by
+/// the whole turn times the angular velocity, staircases of boxes leaning
+/// as they settled were refreshed every step, and those within 10-20% of
+/// toppling toppled (36 of a reviewer's 144, against 20 measured afresh
+/// and 6 now)...
 const RECYCLE_ARM_ERROR: f32 = 1.0e-4;
 /// ...and while they slide and turn slower than this (m/s: the relative
 /// velocity across the normal and each body's angular velocity times its
@@ -194,6 +198,15 @@ fn turn(from: Quat, to: Quat) -> f32 {
     2.0 * q.xyz().length().min(1.0).asin()
 }
 
+/// The angle (rad) of the turn from `from` to `to` about `axis`.
+fn twist(from: Quat, to: Quat, axis: Vec3) -> f32 {
+    let mut q = to * from.inverse();
+    if q.w < 0.0 {
+        q = -q;
+    }
+    2.0 * q.xyz().dot(axis).abs().min(1.0).asin()
+}
+
 /// How far (m) a body's turning moves a point at its bounding radius, for
 /// a turn (rad) or an angular velocity (rad/s: a speed).
 fn at_rim(b: &Body, angle: f32) -> f32 {
@@ -230,9 +243,10 @@ fn recycled(f: &Frozen, touching: bool, ba: &Body, bb: &Body) -> Option<Manifold
     let slip = RECYCLE_SLIP.min(RECYCLE_SLIP_OF_THICKNESS * thinner);
     let turned_far = |from: Quat, b: &Body| {
         let t = turn(from, b.pose.rotation);
+        let twist = twist(from, b.pose.rotation, f.normal);
         t.is_nan()
             || t > RECYCLE_TURN
-            || at_rim(b, t) * b.angular_velocity.length() > RECYCLE_ARM_ERROR
+            || at_rim(b, twist) * b.angular_velocity.length() > RECYCLE_ARM_ERROR
     };
     if turned_far(f.rotations[0], ba) || turned_far(f.rotations[1], bb) {
         return None;
