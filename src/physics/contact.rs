@@ -37,9 +37,11 @@ pub struct Contact {
     /// is larger than the rest of the contact, and most contacts have
     /// none).
     pub frozen: Option<Box<Frozen>>,
-    /// Set when this step's manifold was rebuilt from [`Contact::frozen`]
-    /// instead of measured: the solver then takes its normal and lever arms
-    /// as they were measured.
+    /// Set when the manifold was rebuilt from [`Contact::frozen`] instead
+    /// of measured, the last step the narrow phase looked at the pair (a
+    /// pair whose bodies both sleep keeps the flag it fell asleep with):
+    /// the solver then takes its normal and lever arms as they were
+    /// measured.
     pub recycled: bool,
 }
 
