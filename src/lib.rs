@@ -26,8 +26,8 @@
 //!     cables' supports of resting bodies in `world/cable_supports.rs`, the
 //!     bodies riding on bodies moved with their cables in
 //!     `world/cable_riders.rs`, and sleep for bodies cables touch and for
-//!     cables themselves in `world/cable_sleep.rs`; the bodies' islands
-//!     and sleep in `world/sleep.rs`; the world's bounds and speed caps in
+//!     cables themselves in `world/cable_sleep.rs`; the bodies' islands,
+//!     sleep and waking in `world/sleep.rs`; the world's bounds and speed caps in
 //!     `world/bounds.rs`; the limits on bodies and cables spawned into each
 //!     other, the step settings checked against them, the bodies' broad
 //!     phase and the faults of a step past its pair limits, in

@@ -348,10 +348,11 @@ pub fn solve(
         // a manifold the alternate passes begin at the point half way round
         // it (the opposite corner of a clipped face of up to four points; a
         // reduced manifold's points are in order of depth and spread, not
-        // round the face, and there it is another point): begun at the first point each
-        // time, a stack of ten boxes settled leaning 1.3 cm towards it, and
-        // 2.3 cm with recycled contacts (`world/narrow.rs`); begun at the
-        // last (the order reversed), the lean along one side stayed.
+        // round the face, and there it is another point): begun at the
+        // first point each time, a stack of ten boxes settled leaning 1.3
+        // cm towards it, and 2.3 cm with recycled contacts
+        // (`world/narrow.rs`); begun at the last (the order reversed), the
+        // lean along one side stayed.
         let reverse = i % 2 == 1;
         solve_contacts(bodies, constraints, inv_h, soft, s, true, reverse);
         integrate_positions(bodies, spins, &mut turned_from, h);
@@ -608,8 +609,17 @@ fn solve_contacts(
             && c.points[..c.count]
                 .iter()
                 .any(|p| p.relative_velocity < -impact_speed);
+        // The j-th point of the pass (no division in the loop).
         let count = c.count;
-        let at = |j: usize| if reverse { (j + count / 2) % count } else { j };
+        let first = if reverse { count / 2 } else { 0 };
+        let at = |j: usize| {
+            let k = first + j;
+            if k >= count {
+                k - count
+            } else {
+                k
+            }
+        };
         for _ in 0..if landing { 4 } else { 1 } {
             for j in 0..count {
                 let p = &mut c.points[at(j)];

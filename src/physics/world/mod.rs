@@ -6,7 +6,7 @@ use super::broad_phase::BroadPhase;
 use super::cable::{Cable, CableSpec};
 use super::ccd::{CcdSettings, CcdStats};
 use super::collision;
-use super::contact::{Contact, ContactSet, TOUCH_SLOP};
+use super::contact::{Contact, ContactSet};
 use super::events::ContactEvent;
 use super::island::SleepSettings;
 use super::math::{Quat, Vec3};
@@ -858,56 +858,6 @@ impl World {
             })
     }
 
-    /// A sleeping body touched by an active one, or that an active one
-    /// can reach within this step (a speculative contact it is approaching),
-    /// wakes with its island before the solve. Woken only once touched, a
-    /// sleeping box was solved as immovable in the step a ball rolled into
-    /// it: the ball stopped dead and the box never moved (a black-box
-    /// reviewer's case; a 10 kg ball at 10 m/s against a 1 kg box too).
-    fn wake_touched_islands(&mut self, dt: f32) {
-        let rest = self.settings.sleep.speed_threshold;
-        let mut wake = Vec::new();
-        for c in &self.contacts.contacts {
-            let points = c.manifold.points();
-            if points.is_empty() {
-                continue;
-            }
-            let (ba, bb) = (
-                self.bodies.by_index(c.a).unwrap(),
-                self.bodies.by_index(c.b).unwrap(),
-            );
-            // The sleeper, and the active body with the normal pointing
-            // from it towards the sleeper.
-            let (sleeper, mover, n) = if ba.sleeping && Self::is_active(bb) {
-                (c.a, bb, -c.manifold.normal)
-            } else if bb.sleeping && Self::is_active(ba) {
-                (c.b, ba, c.manifold.normal)
-            } else {
-                continue;
-            };
-            // It wakes if they touch, or if the mover's contact points come
-            // within the slop of it in the step at their approach speed,
-            // when that is over the sleep speed (slower, the mover is
-            // resting, not coming: an awake body jittering near a sleeping
-            // pile would wake it). The velocities are the step's start's;
-            // gravity's share within the step (under 3 mm at 60 Hz) is not
-            // counted.
-            let reach = || {
-                points.iter().any(|p| {
-                    let at = if c.a == sleeper { p.point_b } else { p.point_a };
-                    let v = mover.velocity_at(at).dot(n);
-                    v > rest && p.separation - v * dt < TOUCH_SLOP
-                })
-            };
-            if c.touching || reach() {
-                wake.push(sleeper);
-            }
-        }
-        for i in wake {
-            self.wake_index(i);
-        }
-    }
-
     fn prepare_solver(&mut self) {
         let g = self.settings.gravity;
         self.solver_bodies.clear();
@@ -1032,46 +982,6 @@ impl World {
                 sup.impulse = self.constraints[first + k].point_impulse(0);
             }
         }
-    }
-
-    /// Wakes a body and the island it slept with.
-    fn wake_index(&mut self, index: u32) {
-        let Some(b) = self.bodies.by_index_mut(index) else {
-            return;
-        };
-        b.sleep_time = 0.0;
-        if !b.sleeping {
-            return;
-        }
-        let island = b.island;
-        for (_, b) in self.bodies.iter_mut() {
-            if b.sleeping && b.island == island {
-                b.sleeping = false;
-                b.sleep_time = 0.0;
-            }
-        }
-    }
-
-    fn wake_neighbours(&mut self, index: u32) {
-        let others: Vec<u32> = self
-            .contacts
-            .contacts
-            .iter()
-            .filter(|c| c.a == index || c.b == index)
-            .map(|c| if c.a == index { c.b } else { c.a })
-            .collect();
-        for o in others {
-            self.wake_index(o);
-        }
-    }
-
-    fn wake_all(&mut self) {
-        for (_, b) in self.bodies.iter_mut() {
-            b.sleeping = false;
-            b.sleep_time = 0.0;
-        }
-        self.cables.iter_mut().for_each(Cable::wake);
-        self.sleepers.invalidate();
     }
 
     /// Total kinetic energy of the dynamic bodies (J).
